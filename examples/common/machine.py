@@ -1,0 +1,35 @@
+"""What the examples ran on, named the same way by every framework.
+
+``device_label("cuda:0", "NVIDIA H200")`` gives ``cuda:0 (NVIDIA H200)``; every
+printed time names its device this way. ``cpu_model()`` reads the CPU's model
+name (Linux /proc/cpuinfo, else the platform module).
+"""
+import os
+import platform
+from functools import lru_cache
+
+
+@lru_cache(maxsize=None)
+def cpu_model() -> str:
+    """The CPU's model name, e.g. ``AMD EPYC 9654 96-Core Processor`` (or ``unknown CPU``)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_count() -> int:
+    """Logical CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def device_label(name: str, model: str) -> str:
+    """``name (model)``: how every example names a device in its output."""
+    return f"{name} ({model})"

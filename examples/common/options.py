@@ -1,0 +1,135 @@
+"""Command-line options shared by every example script.
+
+Every script takes ``--size``, ``--repeats``, ``--device {auto,cpu,gpu}``,
+``--json`` and ``--figures DIR``. Bad values exit with status 2 and a one-line
+message (argparse's behaviour). Inside a Jupyter kernel ``sys.argv`` belongs to
+the kernel, so the options come from the environment variable EXAMPLE_ARGS
+(for example ``EXAMPLE_ARGS="--size 64 --repeats 2"``).
+"""
+import argparse
+import os
+import shlex
+import sys
+from typing import Callable, List, NoReturn, Optional, Sequence
+
+#: Matrix side, products per run and repeats used by the book.
+DEFAULT_SIZE = 4000
+DEFAULT_REPEATS = 5
+DEVICE_CHOICES = ("auto", "cpu", "gpu")
+
+
+def in_kernel() -> bool:
+    """True inside an IPython/Jupyter kernel (a notebook or myst-nb build)."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    try:
+        ip = shell.get_ipython()
+    except Exception:  # pragma: no cover - odd IPython states
+        return False
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def size_list(text: str) -> List[int]:
+    """argparse type: comma-separated matrix sides >= 1, e.g. ``64,256,1024``."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of sizes, e.g. 64,256,1024")
+    return [positive_int(p) for p in parts]
+
+
+def build_parser(description: Optional[str] = None, prog: Optional[str] = None,
+                 size: int = DEFAULT_SIZE, repeats: int = DEFAULT_REPEATS) -> argparse.ArgumentParser:
+    """The parser with the options every script shares; add your own to it."""
+    summary = (description or "").strip().splitlines()[0] if description else None
+    parser = argparse.ArgumentParser(prog=prog, description=summary)
+    parser.add_argument("--size", type=positive_int, default=size,
+                        help=f"matrix side (default {size})")
+    parser.add_argument("--repeats", type=positive_int, default=repeats,
+                        help=f"timed repeats; medians are reported (default {repeats})")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
+                        help="auto: GPUs if there are any; cpu: CPU only; gpu: fail without a GPU")
+    parser.add_argument("--json", action="store_true",
+                        help="print only one JSON object with every published figure")
+    parser.add_argument("--figures", metavar="DIR", default=None,
+                        help="also save every drawn figure as a PNG file into DIR")
+    return parser
+
+
+def kernel_argv() -> List[str]:
+    """The options to use inside a kernel: EXAMPLE_ARGS split like a shell."""
+    return shlex.split(os.environ.get("EXAMPLE_ARGS", ""))
+
+
+def parse_options(description: Optional[str] = None, argv: Optional[Sequence[str]] = None,
+                  add_arguments: Optional[Callable[[argparse.ArgumentParser], None]] = None,
+                  prog: Optional[str] = None, size: int = DEFAULT_SIZE,
+                  repeats: int = DEFAULT_REPEATS) -> argparse.Namespace:
+    """Parse the shared options (plus any that ``add_arguments`` adds).
+
+    ``argv`` defaults to EXAMPLE_ARGS inside a kernel and to sys.argv[1:] otherwise.
+    """
+    if argv is None:
+        argv = kernel_argv() if in_kernel() else sys.argv[1:]
+    if prog is None and in_kernel():
+        prog = "EXAMPLE_ARGS"
+    parser = build_parser(description, prog=prog, size=size, repeats=repeats)
+    if add_arguments is not None:
+        add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def fail(message: str, status: int = 2) -> NoReturn:
+    """Print ``error: message`` as one line on stderr and stop with ``status``."""
+    sys.stdout.flush()
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(status)
+
+
+def install_error_hook(explain: Callable[[BaseException], Optional[str]], status: int = 2) -> None:
+    """Report the errors that ``explain`` recognises as one line, without a traceback.
+
+    ``explain(exc)`` returns a one-line message (for example for an out-of-memory
+    error: "out of memory at --size 4000; try a smaller --size") or None for any
+    other error, which keeps its usual traceback. As a script the process then
+    exits with ``status``; in a kernel the cell fails with just that line.
+    """
+    if in_kernel():
+        ip = sys.modules["IPython"].get_ipython()
+
+        def handler(shell, etype, value, tb, tb_offset=None):
+            message = explain(value)
+            if message is None:
+                shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+                return None
+            print(f"error: {message}", file=sys.stderr, flush=True)
+            return [f"error: {message}"]
+
+        ip.set_custom_exc((Exception,), handler)
+        return
+
+    previous = sys.excepthook
+
+    def hook(etype, value, tb):
+        message = explain(value) if isinstance(value, Exception) else None
+        if message is None:
+            previous(etype, value, tb)
+            return
+        try:
+            sys.stdout.flush()
+        finally:
+            print(f"error: {message}", file=sys.stderr, flush=True)
+            os._exit(status)
+
+    sys.excepthook = hook

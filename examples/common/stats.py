@@ -1,0 +1,82 @@
+"""Statistics for the timing experiments: medians, efficiencies, rates.
+
+Every function takes plain numbers (seconds, bytes, FLOPs) and returns a plain
+Python float, int or None. None means "not measured / not applicable" and
+passes through: an efficiency of a missing time is None, never an error.
+
+Efficiencies:
+- parallel efficiency = max(T_i alone) / T_together. 1 means the jobs ran fully
+  at the same time; 1/N means N jobs ran one after another.
+- overlap efficiency = max(T_compute, T_copy) / T_both. 1 means the copy hid
+  completely behind the compute (or the other way round); max/(sum) means none.
+"""
+import math
+import statistics
+from typing import Iterable, Optional, Sequence
+
+Number = Optional[float]
+
+
+def median(values: Iterable[float]) -> float:
+    """The median of the measured values (the figure the examples report)."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("median of no values")
+    return float(statistics.median(values))
+
+
+def _known(*values: Number) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def ratio(numerator: Number, denominator: Number) -> Number:
+    """numerator / denominator, or None if either is missing or the denominator <= 0."""
+    if not _known(numerator, denominator) or denominator <= 0:
+        return None
+    return float(numerator) / float(denominator)
+
+
+def parallel_efficiency(t_alone: Sequence[Number], t_together: Number) -> Number:
+    """max(T_i alone) / T_together for jobs that ran alone and then all together."""
+    if not t_alone or not _known(*t_alone):
+        return None
+    return ratio(max(t_alone), t_together)
+
+
+def overlap_efficiency(t_first: Number, t_second: Number, t_both: Number) -> Number:
+    """max(T_first, T_second) / T_both for two activities run alone and then overlapped."""
+    if not _known(t_first, t_second):
+        return None
+    return ratio(max(t_first, t_second), t_both)
+
+
+def speedup(t_before: Number, t_after: Number) -> Number:
+    """How many times faster ``after`` is than ``before`` (t_before / t_after)."""
+    return ratio(t_before, t_after)
+
+
+def matmul_flops(n: int, count: int = 1) -> float:
+    """Floating-point operations of ``count`` products of two n x n matrices (2 n^3 each)."""
+    return 2.0 * float(n) ** 3 * count
+
+
+def rate(amount: Number, seconds: Number, unit: float = 1.0) -> Number:
+    """amount / seconds / unit, e.g. rate(nbytes, t, 1e9) in GB/s or rate(flops, t, 1e12) in TFLOP/s."""
+    value = ratio(amount, seconds)
+    return None if value is None else value / unit
+
+
+def size_for_time(flops_per_second: float, seconds: float, count: int,
+                  smallest: int = 16, largest: Optional[int] = None) -> int:
+    """The matrix side n whose ``count`` products take about ``seconds`` at the given rate.
+
+    Solves count * 2 n^3 / rate = seconds for n, rounded to a multiple of 16
+    and clipped to [smallest, largest].
+    """
+    if not _known(flops_per_second, seconds) or flops_per_second <= 0 or seconds <= 0:
+        raise ValueError("size_for_time needs a positive rate and time")
+    n = (flops_per_second * seconds / (2.0 * count)) ** (1.0 / 3.0)
+    n = max(smallest, int(round(n / 16.0)) * 16)
+    if largest is not None:
+        n = min(n, largest)
+    return max(1, n)
