@@ -1,0 +1,69 @@
+"""Sphinx configuration of the book, shared by its English and Turkish source trees.
+
+The Makefile builds each language from its own tree, ``docs/<language>``, with
+``BOOK_LANGUAGE=<language> sphinx-build -c conf ...``. Nothing is executed here: the pages show the
+recordings that the execute-mode build (``conf/record.py``) made on a GPU machine.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+CONF_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(CONF_DIR / "ext"))  # our own extensions
+
+# Language
+# --------
+
+TITLES = {
+    "en": "Automatic Parallelism: an executable chapter",
+    "tr": "Otomatik Paralellik: çalıştırılabilir bir bölüm",
+}
+language = os.environ.get("BOOK_LANGUAGE", "en")
+if language not in TITLES:
+    raise ValueError(f"BOOK_LANGUAGE must be one of {', '.join(TITLES)}, not {language!r}")
+# The other language's book, which every page links to (see ext/language_switch.py).
+book_languages = {"en": "English", "tr": "Türkçe"}
+# Turkish strings for the theme's and our extensions' text (compiled to .mo at build time).
+locale_dirs = [str(CONF_DIR / "locale")]
+
+# General configuration
+# ---------------------
+
+project = TITLES[language]
+author = "The Automatic Parallelism authors"
+copyright = "2026, " + author
+extensions = [
+    "sphinx_design",  # the PyTorch / MXNet tabs
+    "sphinxcontrib.bibtex",  # citations from references.bib
+    "sphinx_copybutton",  # a copy button on code cells
+    "example_cells",  # example cells with recorded outputs, and measured values in the prose
+    "execution_times",  # the table of how long each recorded example ran
+    "language_switch",  # every page links to itself in the other language
+]
+# Figures are numbered, so :numref: works as in the original book.
+numfig = True
+# The example scripts and their recordings, shown by the example_cells extension.
+examples_dir = CONF_DIR.parent / "examples"
+# Resolved relative to this folder, as sphinxcontrib-bibtex does with -c.
+bibtex_bibfiles = ["references.bib"]
+bibtex_reference_style = "author_year"
+
+# Options for HTML output
+# -----------------------
+
+html_theme = "sphinx_book_theme"
+# Without it the Turkish default title has a double space.
+html_title = TITLES[language]
+templates_path = [str(CONF_DIR / "_templates")]
+html_static_path = [str(CONF_DIR / "_static")]
+html_css_files = ["book.css"]
+html_theme_options = {
+    "article_header_end": ["language-switch.html", "article-header-buttons.html"],
+    "show_toc_level": 2,
+    # The book lives offline; no repository or launch buttons.
+    "use_download_button": True,
+}
+# Copy buttons only on code, never on outputs or the stamp.
+copybutton_selector = "div.highlight-python pre"
+html_last_updated_fmt = None

@@ -1,0 +1,135 @@
+"""Recorded runs of the example scripts: where they live, what they hold, and whether they are current.
+
+An example is a jupytext percent script under ``examples/<framework>/``. Its recording is the notebook
+that myst-nb executed in the last execute-mode build, kept in ``examples/recordings/<framework>/``,
+with a stamp in ``metadata["recording"]``: the machine, the library versions, the date, the run time,
+the values the script glued, and a hash of every source file the run depended on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+FRAMEWORKS = ("pytorch", "mxnet")
+FRAMEWORK_TITLES = {"pytorch": "PyTorch", "mxnet": "MXNet"}
+JUPYTEXT_HEADER = "# ---\n# jupyter:\n"
+
+
+class RecordingError(Exception):
+    """A recording is missing, unreadable or older than its source."""
+
+
+def default_examples_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "examples"
+
+
+def is_example(path: Path) -> bool:
+    """An example script opens with a jupytext header; helper modules do not."""
+    return path.suffix == ".py" and path.read_text(encoding="utf-8").startswith(JUPYTEXT_HEADER)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example script of one framework, e.g. ``pytorch/auto_parallelism``."""
+
+    examples_dir: Path
+    framework: str
+    name: str
+
+    @classmethod
+    def parse(cls, examples_dir: Path, ident: str) -> Example:
+        framework, _, name = ident.removesuffix(".py").partition("/")
+        if framework not in FRAMEWORKS or not name or "/" in name:
+            raise RecordingError(f"{ident!r} is not an example name like 'pytorch/auto_parallelism'")
+        example = cls(examples_dir, framework, name)
+        if not example.script.is_file():
+            raise RecordingError(f"there is no example script {example.script}")
+        return example
+
+    @property
+    def ident(self) -> str:
+        return f"{self.framework}/{self.name}"
+
+    @property
+    def script(self) -> Path:
+        return self.examples_dir / self.framework / f"{self.name}.py"
+
+    @property
+    def recording(self) -> Path:
+        return self.examples_dir / "recordings" / self.framework / f"{self.name}.ipynb"
+
+    def sources(self) -> list[Path]:
+        """The script, the helper modules beside it, and the framework-agnostic helpers."""
+        helpers = [p for p in sorted(self.script.parent.glob("*.py")) if not is_example(p)]
+        common = sorted((self.examples_dir / "common").glob("*.py"))
+        return [self.script, *helpers, *common]
+
+    def source_hash(self) -> str:
+        digest = hashlib.sha256()
+        for path in self.sources():
+            digest.update(path.relative_to(self.examples_dir).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+        return digest.hexdigest()
+
+    def refresh_command(self) -> str:
+        return f"make record EXAMPLES={self.ident}"
+
+
+def all_examples(examples_dir: Path) -> list[Example]:
+    return [
+        Example(examples_dir, framework, path.stem)
+        for framework in FRAMEWORKS
+        for path in sorted((examples_dir / framework).glob("*.py"))
+        if is_example(path)
+    ]
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A loaded recording: its cells by tag, its stamp and its glued values."""
+
+    example: Example
+    notebook: dict
+
+    @property
+    def stamp(self) -> dict:
+        return self.notebook["metadata"]["recording"]
+
+    def cell(self, tag: str) -> dict:
+        for cell in self.notebook["cells"]:
+            if tag in cell.get("metadata", {}).get("tags", []):
+                return cell
+        tags = [t for c in self.notebook["cells"] for t in c.get("metadata", {}).get("tags", [])]
+        raise RecordingError(
+            f"{self.example.ident} has no cell tagged {tag!r}; its tagged cells are: {', '.join(tags)}"
+        )
+
+    def value(self, key: str) -> str:
+        """The text form of a value the script glued (``myst_nb.glue``)."""
+        glue = self.stamp.get("glue", {})
+        if key not in glue:
+            raise RecordingError(
+                f"{self.example.ident} glued no value {key!r}; it glued: {', '.join(sorted(glue))}"
+            )
+        return glue[key]
+
+
+def load_recording(example: Example) -> Recording:
+    """Load the recording of an example and check that it was made from the current source."""
+    refresh = f"Record it on a GPU machine with: {example.refresh_command()}"
+    if not example.recording.is_file():
+        raise RecordingError(f"{example.ident} has no recording ({example.recording}). {refresh}")
+    try:
+        notebook = json.loads(example.recording.read_text(encoding="utf-8"))
+        recorded_hash = notebook["metadata"]["recording"]["source_sha256"]
+    except (ValueError, KeyError) as err:
+        raise RecordingError(f"{example.recording} is not a recording ({err!r}). {refresh}") from err
+    if recorded_hash != example.source_hash():
+        raise RecordingError(
+            f"{example.ident} is stale: {example.script.name} or its helpers changed since the recording "
+            f"{example.recording.name} was made. {refresh}"
+        )
+    return Recording(example, notebook)
