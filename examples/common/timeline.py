@@ -35,8 +35,14 @@ def align(spans: Sequence[Span]) -> List[Span]:
 
 
 def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = None,
-                  width: float = 8.0):
-    """Draw one Gantt panel per entry of ``panels`` (title -> spans); returns the Figure."""
+                  width: float = 8.0, color_by: str = "row"):
+    """Draw one Gantt panel per entry of ``panels`` (title -> spans); returns the Figure.
+
+    ``color_by="row"`` colours each row; ``color_by="label"`` colours each kind of
+    activity (e.g. "product" and "copy" on one stream) and adds a legend.
+    """
+    if color_by not in ("row", "label"):
+        raise ValueError("color_by must be 'row' or 'label'")
     import matplotlib
     if matplotlib.get_backend().lower() in ("", "none"):  # pragma: no cover
         matplotlib.use("Agg")
@@ -49,18 +55,22 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = N
                              figsize=(width, 0.9 + 0.55 * sum(heights) + 0.5 * len(names)),
                              gridspec_kw={"height_ratios": heights})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    all_rows: List[str] = []
+    keys: List[str] = []  # every row (or label), for one colour per key across panels
     for name in names:
-        all_rows += [r for r in rows_in_order(aligned[name]) if r not in all_rows]
+        for s in aligned[name]:
+            key = s.row if color_by == "row" else s.label
+            if key not in keys:
+                keys.append(key)
     end = max([s.end for n in names for s in aligned[n]] + [1e-9])
     for ax, name in zip(axes[:, 0], names):
         rows = rows_in_order(aligned[name])
         for i, row in enumerate(rows):
-            bars = [(s.start, max(s.end - s.start, end * 1e-3)) for s in aligned[name] if s.row == row]
-            color = colors[all_rows.index(row) % len(colors)]
-            ax.broken_barh(bars, (i - 0.35, 0.7), facecolors=color, edgecolors="white", linewidth=0.3)
-            for s in aligned[name]:
-                if s.row == row and s.label and (s.end - s.start) > 0.15 * end:
+            mine = [s for s in aligned[name] if s.row == row]
+            bars = [(s.start, max(s.end - s.start, end * 1e-3)) for s in mine]
+            face = [colors[keys.index(s.row if color_by == "row" else s.label) % len(colors)] for s in mine]
+            ax.broken_barh(bars, (i - 0.35, 0.7), facecolors=face, edgecolors="white", linewidth=0.3)
+            for s in mine:
+                if color_by == "row" and s.label and (s.end - s.start) > 0.15 * end:
                     ax.text((s.start + s.end) / 2, i, s.label, ha="center", va="center",
                             fontsize=8, color="white")
         ax.set_yticks(range(len(rows)))
@@ -68,6 +78,12 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = N
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_title(name, fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3)
+    if color_by == "label":
+        from matplotlib.patches import Patch
+        axes[0, 0].legend(handles=[Patch(color=colors[i % len(colors)], label=k or "?")
+                                   for i, k in enumerate(keys)],
+                          loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8,
+                          ncol=len(keys), frameon=False)
     axes[-1, 0].set_xlim(0, end * 1.02)
     axes[-1, 0].set_xlabel("time (s)")
     if title:

@@ -12,7 +12,7 @@ use the framework-agnostic modules in examples/common/.
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import torch
@@ -52,12 +52,12 @@ def start(doc, keys=(), add_arguments=None):
 
 def is_out_of_memory(exc):
     """True for a GPU or CPU out-of-memory error."""
-    if isinstance(exc, getattr(torch, "OutOfMemoryError", ())) or \
-            isinstance(exc, getattr(torch.cuda, "OutOfMemoryError", ())):
+    oom = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
+                            getattr(torch.cuda, "OutOfMemoryError", None)) if t is not None)
+    if isinstance(exc, oom + (MemoryError,)):
         return True
     text = str(exc).lower()
-    return isinstance(exc, (RuntimeError, MemoryError)) and (
-        "out of memory" in text or "can't allocate memory" in text or isinstance(exc, MemoryError))
+    return isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
 
 
 def gpus(choice="auto"):
@@ -233,3 +233,8 @@ class Timeline:
                 end = host + event.elapsed_time(end) / 1e3
             out.append(Span(row, begin, end, label))
         return out
+
+
+def span(timeline, row, device, label="", stream=None):
+    """``timeline.span(...)``, or a context that records nothing when timeline is None."""
+    return nullcontext() if timeline is None else timeline.span(row, device, label, stream)
