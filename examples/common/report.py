@@ -75,6 +75,11 @@ class Report:
                 glue(key, value, display=False)
         return value
 
+    def publish_all(self, values: Dict[str, Any]) -> None:
+        """Publish every key/value of a mapping (e.g. ``{"t_run": t_run, ...}``)."""
+        for key, value in values.items():
+            self.publish(key, value)
+
     def figure(self, fig: Any, name: str) -> Optional[Path]:
         """Save ``fig`` as DIR/name.png when --figures DIR was given, then show it.
 
