@@ -77,7 +77,11 @@ def execute(examples_dir: Path, examples: list[Example], workdir: Path) -> Path:
         str(examples_dir), str(outdir),
     ]
     if subprocess.run(command).returncode != 0:
-        raise RecordingError("the execute-mode build failed (see above); the recordings are unchanged")
+        data_file = outdir / "execution-data.json"
+        runs = json.loads(data_file.read_text()) if data_file.exists() else {}
+        failed = [doc for doc, run in runs.items() if run and not run.get("succeeded")]
+        which = f" ({', '.join(failed)} failed)" if failed else ""
+        raise RecordingError(f"the execute-mode build failed{which}, see above; the recordings are unchanged")
     return outdir
 
 

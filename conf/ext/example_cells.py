@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -29,7 +30,7 @@ from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, lo
 def recording_for(env, framework: str, name: str):
     """Load (once per build) the recording of an example, and make pages depend on its files."""
     cache = env.app.__dict__.setdefault("_example_recordings", {})
-    examples_dir = env.app.config.examples_dir
+    examples_dir = Path(env.app.config.examples_dir)
     key = (framework, name)
     if key not in cache:
         cache[key] = load_recording(Example.parse(examples_dir, f"{framework}/{name}"))
@@ -135,7 +136,7 @@ def check_all_recordings(app: Sphinx) -> None:
     from recordings import all_examples
 
     problems = []
-    for example in all_examples(app.config.examples_dir):
+    for example in all_examples(Path(app.config.examples_dir)):
         try:
             load_recording(example)
         except RecordingError as err:

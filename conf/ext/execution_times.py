@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import _
@@ -19,7 +21,7 @@ class ExecutionTimes(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         rows = []
-        for example in all_examples(self.env.config.examples_dir):
+        for example in all_examples(Path(self.env.config.examples_dir)):
             stamp = recording_for(self.env, example.framework, example.name).stamp
             self.env.note_dependency(str(example.recording))
             rows.append((stamp["runtime_s"], example, stamp))
