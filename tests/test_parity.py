@@ -1,0 +1,33 @@
+"""The English and Turkish trees have the same structure: files, labels, sections, figures, citations, cells."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from book_facts import parity_problems, tree_facts
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_english_and_turkish_trees_match():
+    """A reader switching language finds the same pages, sections, figures, citations and example cells."""
+    assert tree_facts(DOCS / "en"), "docs/en has no pages"
+    problems = parity_problems(DOCS / "en", DOCS / "tr")
+    assert not problems, "the language trees differ:\n" + "\n".join(problems)
+
+
+def test_parity_check_notices_a_difference(tmp_path: Path):
+    """The check itself fails when one language loses a label, a cell, a section or a file."""
+    en, tr = tmp_path / "en", tmp_path / "tr"
+    shutil.copytree(DOCS / "en", en)
+    shutil.copytree(DOCS / "en", tr)
+    assert parity_problems(en, tr) == []
+    page = tr / "chapter_computational-performance" / "auto-parallelism.rst"
+    text = page.read_text()
+    text = text.replace(".. _sec_auto_para:", "", 1).replace(":cells: setup", ":cells: setup warm-up", 1)
+    page.write_text(text + "\nExtra\n-----\n")
+    (tr / "glossary.rst").unlink()
+    problems = "\n".join(parity_problems(en, tr))
+    assert "glossary.rst: only in en" in problems
+    assert "labels differ" in problems and "sections differ" in problems
