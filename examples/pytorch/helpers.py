@@ -12,6 +12,7 @@ use the framework-agnostic modules in examples/common/.
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -139,31 +140,28 @@ def measure(job, devices, repeats, warmup=1):
     return median(measure_all(job, devices, repeats, warmup))
 
 
+_POOLS = {}  # worker threads, kept so that each keeps its CPU thread team warm
+
+
 def run_concurrently(jobs):
     """Call every job at the same time, one Python thread each; return their results.
 
     A GPU job only queues its work and returns at once. A CPU job in eager
     PyTorch runs until it is done, so two CPU jobs need two threads to overlap
-    (PyTorch releases the GIL inside its kernels). The caller synchronises.
+    (PyTorch releases the GIL inside its kernels). The threads are reused from
+    call to call. The caller synchronises the devices.
     """
-    results, errors = [None] * len(jobs), []
-
-    def call(i):
-        try:
-            results[i] = jobs[i]()
-        except BaseException as exc:  # re-raised in the calling thread below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(1, len(jobs))]
-    for thread in threads:
-        thread.start()
-    if jobs:
-        call(0)
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return results
+    if not jobs:
+        return []
+    workers = len(jobs) - 1
+    if workers and workers not in _POOLS:
+        _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lane")
+    futures = [_POOLS[workers].submit(job) for job in jobs[1:]]
+    try:
+        first = jobs[0]()
+    finally:
+        wait(futures)
+    return [first] + [future.result() for future in futures]
 
 
 def matmul_rate(device, size, repeats=3):
