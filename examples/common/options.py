@@ -133,3 +133,16 @@ def install_error_hook(explain: Callable[[BaseException], Optional[str]], status
             os._exit(status)
 
     sys.excepthook = hook
+
+
+def no_gpu_reason(device_choice: str) -> str:
+    """Why a script runs without a GPU: ``--device cpu`` if asked to, else ``No GPU``."""
+    return "--device cpu" if device_choice == "cpu" else "No GPU"
+
+
+def oom_message(size: int, where: str = "") -> str:
+    """The one-line out-of-memory message: names --size and suggests a smaller one."""
+    gb = 4.0 * size * size / 1e9
+    place = f" on {where}" if where else ""
+    return (f"out of memory{place} at --size {size} (one {size}x{size} fp32 matrix is {gb:.3g} GB); "
+            f"try a smaller --size, e.g. --size {max(1, size // 2)}")

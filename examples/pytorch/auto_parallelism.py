@@ -24,11 +24,12 @@ import torch
 import helpers
 from helpers import fraction, seconds
 from common.keys import AUTO_PARALLELISM
+from common.options import no_gpu_reason
 from common.stats import matmul_flops, overlap_efficiency, parallel_efficiency, rate, ratio
 
 PRODUCTS = 50  # matrix products per run, as in the book
 options, report = helpers.start(__doc__, AUTO_PARALLELISM)
-gpus = helpers.gpus(options.device)
+gpus, no_gpu = helpers.gpus(options.device), no_gpu_reason(options.device)
 if len(gpus) >= 2:
     mode, lanes = "multi-gpu", gpus
     print(f"{len(gpus)} GPUs: one job on each of them.")
@@ -37,7 +38,7 @@ elif len(gpus) == 1:
     print("1 GPU: one job on the GPU and one on the CPU, sized to take comparable time.")
 else:
     mode, lanes = "cpu", [helpers.cpu(), helpers.cpu()]
-    print("No GPU: two CPU jobs in two threads on the same CPU; all figures are CPU figures.")
+    print(f"{no_gpu}: two CPU jobs in two threads on the same CPU; all figures are CPU figures.")
 names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(lanes)]
 print("TF32 is off: every product is fp32.")
 report.publish_all({"mode": mode, "n_gpus": len(gpus), "lanes": names, "products": PRODUCTS,
@@ -125,7 +126,7 @@ if gpus:
                         "t_copy_nonblocking": t_copy_nonblocking, "overlap_eff_seed": overlap_eff_seed,
                         "t_run_copy_nonblocking": t_run_copy_nonblocking})
 else:
-    print("No GPU: the copy experiments need one and are skipped.")
+    print(f"{no_gpu}: the copy experiments need a GPU and are skipped.")
 
 # %% tags=["copy-streams"]
 def copy_one(i, y_i, ready=None, timeline=None):
@@ -174,7 +175,7 @@ if gpus:
                                 title=names[0], color_by="label")
     report.figure(fig, "timeline-copy")
 else:
-    print("No GPU: no copy timeline.")
+    print(f"{no_gpu}: no copy timeline.")
 
 # %% tags=["limits"]
 if gpus:
@@ -194,5 +195,5 @@ if gpus:
     report.publish_all({"d2h_gbps": d2h_gbps, "d2h_peak_gbps": d2h_peak_gbps, "d2h_frac": d2h_frac,
                         "tflops_run": tflops_run, "tflops_peak": tflops_peak, "tflops_frac": tflops_frac})
 else:
-    print("No GPU: no copy bandwidth or GPU TFLOP/s to compare.")
+    print(f"{no_gpu}: no copy bandwidth or GPU TFLOP/s to compare.")
 figures = report.finish()

@@ -21,7 +21,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.machine import cpu_model, device_label  # noqa: E402
-from common.options import fail, install_error_hook, parse_options  # noqa: E402
+from common.options import fail, install_error_hook, oom_message, parse_options  # noqa: E402
 from common.report import Report, fraction, seconds  # noqa: E402,F401
 from common.stats import matmul_flops, median, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
@@ -41,11 +41,9 @@ def start(doc, keys=(), add_arguments=None):
     torch.backends.cudnn.allow_tf32 = False
 
     def explain(exc):
-        if is_out_of_memory(exc):
-            return (f"out of memory at --size {options.size} "
-                    f"({str(exc).strip().splitlines()[0][:120]}); "
-                    f"try a smaller --size, e.g. --size {max(1, options.size // 2)}")
-        return None
+        if not is_out_of_memory(exc):
+            return None
+        return oom_message(options.size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
 
     install_error_hook(explain)
     return options, Report(options, keys)
@@ -120,6 +118,7 @@ def measure_all(job, devices, repeats, warmup=1):
     ``warmup`` untimed calls come first. The job's result is kept alive until
     its work is done.
     """
+    synchronize(devices)  # earlier work (e.g. the inputs) must be done first
     for _ in range(warmup):
         result = job()
         synchronize(devices)

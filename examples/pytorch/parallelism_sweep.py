@@ -1,0 +1,116 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+"""Do small operations gain from parallelism on one device? A size sweep with PyTorch.
+
+For matrix sizes from tiny to large, you measure on one device (a) two
+independent jobs at once against each alone (two CUDA streams on a GPU, two
+threads on the CPU) and (b), on a GPU, products next to device-to-host copies
+on a side stream. Needs nothing but a CPU; uses the first GPU if there is one.
+By default the GPU sweeps 64 ... --size and the CPU 64 ... min(--size, 1024);
+--sizes 64,256,1024 sets the sizes for both.
+"""
+
+# %% tags=["setup"]
+import torch
+
+import helpers
+from helpers import fraction, seconds
+from common.keys import PARALLELISM_SWEEP
+from common.options import no_gpu_reason, size_list
+from common.plots import draw_efficiency
+from common.stats import overlap_efficiency, parallel_efficiency
+
+PRODUCTS = 50  # products per job, as in auto_parallelism
+CPU_LARGEST = 1024  # default largest CPU size: larger ones take long on a CPU
+options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=lambda parser: parser.add_argument(
+    "--sizes", type=size_list, default=None, help="comma-separated matrix sizes, e.g. 64,256,1024"))
+gpus = helpers.gpus(options.device)
+devices = gpus[:1] + [helpers.cpu()]
+
+
+def default_sizes(largest):
+    return sorted({n for n in (64, 128, 256, 512, 1024, 2048) if n < largest} | {largest})
+
+
+sizes = {d: options.sizes or default_sizes(options.size if d.type == "cuda" else min(options.size, CPU_LARGEST))
+         for d in devices}
+if not gpus:
+    print(f"{no_gpu_reason(options.device)}: sweeping the CPU only (two jobs = two threads); "
+          "the copy overlap needs a GPU.")
+for d in devices:
+    print(f"{helpers.name(d)}: sizes {sizes[d]}, {PRODUCTS} products per job, TF32 off (fp32)")
+report.publish("devices", [helpers.name(d) for d in devices])
+
+# %% tags=["sweep"]
+def run(x):
+    return [x.mm(x) for _ in range(PRODUCTS)]
+
+
+def two_jobs(x, streams):
+    """Two independent jobs at once: one per CUDA stream on a GPU, one per thread on the CPU."""
+    if x.device.type == "cpu":
+        return helpers.run_concurrently([lambda: run(x), lambda: run(x)])
+    results = []
+    for stream in streams:
+        with torch.cuda.stream(stream):
+            results.append(run(x))
+    return results  # kept alive until the caller synchronises
+
+
+def copy_all(y, pinned, stream):
+    """Copy the results y into the pinned host buffers on a side stream."""
+    with torch.cuda.stream(stream):
+        for p, y_i in zip(pinned, y):
+            p.copy_(y_i, non_blocking=True)
+
+
+def measure_size(d, n, streams):
+    """One row of the table: device d, matrix size n."""
+    x = helpers.rand(n, d)
+    one = helpers.measure(lambda: run(x), [d], options.repeats)
+    two = helpers.measure(lambda: two_jobs(x, streams), [d], options.repeats)
+    row = {"one": one, "two": two, "parallel_eff": parallel_efficiency([one, one], two),
+           "copy": None, "both": None, "overlap_eff": None}
+    if d.type == "cuda":
+        y = run(x)  # results to copy, computed once
+        pinned = [torch.empty(y_i.shape, dtype=y_i.dtype, pin_memory=True) for y_i in y]
+        row["copy"] = helpers.measure(lambda: copy_all(y, pinned, streams[1]), [d], options.repeats)
+        row["both"] = helpers.measure(lambda: (run(x), copy_all(y, pinned, streams[1])),
+                                      [d], options.repeats)
+        row["overlap_eff"] = overlap_efficiency(one, row["copy"], row["both"])
+    return row
+
+
+table = {}  # (device, size) -> row
+for d in devices:
+    streams = [torch.cuda.Stream(d) for _ in range(2)] if d.type == "cuda" else None
+    print(f"{helpers.name(d)}:\n{'size':>6} {'one job':>10} {'two at once':>12} {'parallel eff':>13}"
+          f" {'copy':>10} {'run+copy':>10} {'overlap eff':>12}")
+    for n in sizes[d]:
+        row = table[d, n] = measure_size(d, n, streams)
+        print(f"{n:>6} {seconds(row['one']):>10} {seconds(row['two']):>12} "
+              f"{fraction(row['parallel_eff']):>13} {seconds(row['copy']):>10} "
+              f"{seconds(row['both']):>10} {fraction(row['overlap_eff']):>12}")
+main = devices[0]  # the published figures: the GPU if there is one, else the CPU
+small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
+report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],
+                    "large_parallel_eff": large["parallel_eff"], "small_overlap_eff": small["overlap_eff"],
+                    "large_overlap_eff": large["overlap_eff"]})
+
+# %% tags=["plot"]
+curves = {}
+for d in devices:
+    kind = "two streams" if d.type == "cuda" else "two threads"
+    curves[f"{helpers.name(d)}: two jobs ({kind})"] = (sizes[d], [table[d, n]["parallel_eff"] for n in sizes[d]])
+    if d.type == "cuda":
+        curves[f"{helpers.name(d)}: products + copies"] = (sizes[d], [table[d, n]["overlap_eff"]
+                                                                       for n in sizes[d]])
+fig = draw_efficiency(curves, title="Parallelism on one device")
+report.figure(fig, "sweep")
+figures = report.finish()
