@@ -62,8 +62,11 @@ class Report:
             if hasattr(options, name):
                 self.publish(name, getattr(options, name))
 
-    def publish(self, key: str, value: Any) -> Any:
-        """Record ``value`` under ``key`` (and glue it in a kernel); returns the plain value."""
+    def publish(self, key: str, value: Any) -> None:
+        """Record ``value`` under ``key`` (and glue it in a kernel).
+
+        Returns None, so that a publish at the end of a notebook cell shows nothing.
+        """
         value = plain(value)
         self.values[key] = value
         if in_kernel():
@@ -73,7 +76,6 @@ class Report:
                 pass
             else:
                 glue(key, value, display=False)
-        return value
 
     def publish_all(self, values: Dict[str, Any]) -> None:
         """Publish every key/value of a mapping (e.g. ``{"t_run": t_run, ...}``)."""
