@@ -189,6 +189,9 @@ def test_timeline_draws_a_png(tmp_path):
     fig = timeline.draw_timeline({"alone": spans, "together": [s._replace(start=10.0) for s in spans]})
     assert [ax.get_xlabel() for ax in fig.axes][-1] == "time (s)"
     assert len(fig.axes) == 2
+    late_first = [timeline.Span("cpu 1", 0.0, 1.0), timeline.Span("cpu 0", 0.0, 1.1)]
+    fig2 = timeline.draw_timeline({"alone": spans, "together": late_first})
+    assert [t.get_text() for t in fig2.axes[1].get_yticklabels()] == ["cpu 0", "cpu 1"], "same row order"
     path = make_report(figures=str(tmp_path / "figs")).figure(fig, "timeline-devices")
     assert path == tmp_path / "figs" / "timeline-devices.png"
     assert path.read_bytes().startswith(PNG) and path.stat().st_size > 2000

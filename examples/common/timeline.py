@@ -62,8 +62,9 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = N
             if key not in keys:
                 keys.append(key)
     end = max([s.end for n in names for s in aligned[n]] + [1e-9])
+    order = rows_in_order([s for name in names for s in panels[name]])  # the same in every panel
     for ax, name in zip(axes[:, 0], names):
-        rows = rows_in_order(aligned[name])
+        rows = [r for r in order if any(s.row == r for s in aligned[name])]
         for i, row in enumerate(rows):
             mine = [s for s in aligned[name] if s.row == row]
             bars = [(s.start, max(s.end - s.start, end * 1e-3)) for s in mine]
