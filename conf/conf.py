@@ -58,9 +58,9 @@ html_title = TITLES[language]
 templates_path = [str(CONF_DIR / "_templates")]
 html_static_path = [str(CONF_DIR / "_static")]
 html_css_files = ["book.css"]
-# Turkish for what scripts write at run time (copy-button tooltips, the search summary), which
-# the .po file cannot reach; only the Turkish book loads it.
-html_js_files = ["turkish-ui.js"] if language == "tr" else []
+# search-context.js: search snippets quote the article, not its header buttons. turkish-ui.js (the
+# Turkish book only): Turkish for what scripts write at run time, which the .po file cannot reach.
+html_js_files = ["search-context.js"] + (["turkish-ui.js"] if language == "tr" else [])
 html_theme_options = {
     "article_header_end": ["language-switch.html", "article-header-buttons.html"],
     "show_toc_level": 2,
