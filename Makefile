@@ -17,8 +17,9 @@ EXAMPLES    ?=
 # EXECUTE=1: record the examples on this machine before building
 EXECUTE     ?=
 PYTESTOPTS  ?=
-# the book that `make serve` previews
+# the book that `make serve` previews, and its port on 127.0.0.1
 SERVE_LANG  ?= tr
+SERVE_PORT  ?= 8000
 BUILDDIR    ?= _build
 
 # Internal variables
@@ -61,8 +62,8 @@ record: $(SETUP)  ## run the examples through myst-nb on this machine and refres
 test: html $(CHROMIUM)  ## build the books, then run the whole test suite (browser tests included)
 	$(BOOK_PYTHON) -m pytest tests $(PYTESTOPTS)
 
-serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on http://127.0.0.1:8000
-	BOOK_LANGUAGE=$(SERVE_LANG) $(VENV)/bin/sphinx-autobuild -c conf --watch conf --watch examples \
+serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on http://127.0.0.1:8000 (SERVE_PORT=)
+	BOOK_LANGUAGE=$(SERVE_LANG) $(VENV)/bin/sphinx-autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
 	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(BUILDDIR)/serve
 
 wheelhouse:  ## download, for an offline GPU machine (Python 3.12), the wheels that recording needs into .wheelhouse/
