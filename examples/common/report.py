@@ -106,9 +106,7 @@ class Report:
             if key not in self.values:
                 self.publish(key, None)
         if self.json and self._stdout is not None:
-            sys.stdout, out = self._stdout, sys.stdout
-            self._stdout = None
+            sys.stdout, self._stdout = self._stdout, None  # drop what was printed meanwhile
             print(json.dumps(self.values))
             sys.stdout.flush()
-            del out
         return dict(self.values)

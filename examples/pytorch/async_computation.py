@@ -96,7 +96,7 @@ def loop(read_every_step):
     for _ in range(STEPS):
         total += small.mm(small).mean()
         if read_every_step:
-            value = total.item()  # waits for this step before queueing the next
+            total.item()  # waits for this step before the next one is queued
     return total.item()
 
 

@@ -62,18 +62,25 @@ def is_out_of_memory(exc):
 def gpus(choice="auto"):
     """All usable CUDA devices; [] for --device cpu or without a GPU.
 
-    ``--device gpu`` on a machine without a usable GPU stops with exit 2.
+    A GPU that fails a tiny allocation (driver or CUDA error) is left out with a
+    note on stderr. ``--device gpu`` without a usable GPU stops with exit 2.
     """
-    count = 0
+    found, problem = [], "torch.cuda.is_available() is False"
     if choice != "cpu":
         try:
             count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        except Exception:  # a broken driver counts as no GPU
-            count = 0
-    if choice == "gpu" and count == 0:
-        fail("--device gpu: no usable GPU (torch.cuda.is_available() is False); "
-             "use --device cpu or --device auto")
-    return [torch.device("cuda", i) for i in range(count)]
+        except Exception as exc:  # a broken driver counts as no GPU
+            count, problem = 0, f"{type(exc).__name__}: {exc}".splitlines()[0]
+        for i in range(count):
+            try:
+                torch.zeros(1, device=torch.device("cuda", i))
+                found.append(torch.device("cuda", i))
+            except Exception as exc:
+                problem = f"cuda:{i}: {type(exc).__name__}: {exc}".splitlines()[0]
+                print(f"note: leaving out {problem}", file=sys.stderr)
+    if choice == "gpu" and not found:
+        fail(f"--device gpu: no usable GPU ({problem}); use --device cpu or --device auto")
+    return found
 
 
 def cpu():

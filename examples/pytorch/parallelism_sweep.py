@@ -13,7 +13,7 @@ independent jobs at once against each alone (two CUDA streams on a GPU, two
 threads on the CPU) and (b), on a GPU, products next to device-to-host copies
 on a side stream. Needs nothing but a CPU; uses the first GPU if there is one.
 By default the GPU sweeps 64 ... --size and the CPU 64 ... min(--size, 1024);
---sizes 64,256,1024 sets the sizes for both.
+--sizes 64,256,1024 sets the sizes for both; --device gpu sweeps only the GPU.
 """
 
 # %% tags=["setup"]
@@ -28,17 +28,21 @@ from common.stats import overlap_efficiency, parallel_efficiency
 
 PRODUCTS = 50  # products per job, as in auto_parallelism
 CPU_LARGEST = 1024  # default largest CPU size: larger ones take long on a CPU
-options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=lambda parser: parser.add_argument(
-    "--sizes", type=size_list, default=None, help="comma-separated matrix sizes, e.g. 64,256,1024"))
-gpus = helpers.gpus(options.device)
-devices = gpus[:1] + [helpers.cpu()]
+
+
+def add_sizes(parser):
+    parser.add_argument("--sizes", type=size_list, help="comma-separated matrix sizes, e.g. 64,256,1024")
 
 
 def default_sizes(largest):
+    """Powers of two from 64 below ``largest``, then ``largest`` itself."""
     return sorted({n for n in (64, 128, 256, 512, 1024, 2048) if n < largest} | {largest})
 
 
-sizes = {d: options.sizes or default_sizes(options.size if d.type == "cuda" else min(options.size, CPU_LARGEST))
+options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=add_sizes)
+gpus = helpers.gpus(options.device)
+devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --device gpu: the GPU only
+sizes = {d: options.sizes or default_sizes(min(options.size, CPU_LARGEST) if d.type == "cpu" else options.size)
          for d in devices}
 if not gpus:
     print(f"{no_gpu_reason(options.device)}: sweeping the CPU only (two jobs = two threads); "
