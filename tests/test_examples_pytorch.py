@@ -41,7 +41,6 @@ GPU_ONLY = ["t_run", "t_copy_pageable", "t_copy_nonblocking", "t_run_copy_nonblo
 CASES = {
     "auto": ["auto_parallelism", "--size", "48", "--repeats", "3", "--device", "cpu", "--figures", "{tmp}/auto"],
     "auto_json": ["auto_parallelism", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
-    "auto_bad": ["auto_parallelism", "--size", "0"],
     "auto_gpu": ["auto_parallelism", "--device", "gpu", "--size", "8"],
     "async": ["async_computation", "--size", "48", "--repeats", "3", "--device", "cpu"],
     "async_json": ["async_computation", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
@@ -55,7 +54,7 @@ CASES = {
 
 def start(args, tmp):
     script, *options = args
-    env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1")
     env.pop("EXAMPLE_ARGS", None)
     return subprocess.Popen([sys.executable, f"{script}.py", *[o.format(tmp=tmp) for o in options]],
                             cwd=SCRIPTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -168,12 +167,14 @@ def test_parallelism_sweep_json(runs):
     assert efficiencies_in_range(values, names) and values["small_parallel_eff"] is not None, values
 
 
-@pytest.mark.parametrize("name, option", [("auto_bad", "--size"), ("sweep_bad", "--sizes")])
-def test_bad_options_exit_2(runs, name, option):
-    """A bad option stops with status 2 and a message naming it, before any work."""
-    status, out, err, _ = runs[name]
+def test_bad_options_exit_2(runs):
+    """A bad option stops with status 2 and a message naming it, before any work.
+
+    (Every script parses with common.options, whose errors the unit tests cover case by case.)
+    """
+    status, out, err, _ = runs["sweep_bad"]
     assert status == 2 and out == ""
-    assert f"error: argument {option}" in err and "Traceback" not in err
+    assert "error: argument --sizes" in err and "Traceback" not in err
 
 
 def test_device_gpu_without_a_gpu_exits_2(runs):
@@ -191,3 +192,55 @@ def test_out_of_memory_is_one_line(runs):
     assert status == 2, err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
     assert "out of memory" in err and "try a smaller --size" in err
+
+
+# The PyTorch helpers, in this process ---------------------------------------
+
+@pytest.fixture(scope="module")
+def helpers():
+    sys.path.insert(0, str(SCRIPTS))
+    import helpers as module
+    return module
+
+
+def test_run_concurrently_runs_jobs_at_once_and_keeps_order(helpers):
+    """Two CPU jobs really overlap (each waits for the other) and their results keep their order."""
+    import threading
+    both = threading.Barrier(2, timeout=10)
+    assert helpers.run_concurrently([lambda: both.wait() * 0 + 1, lambda: both.wait() * 0 + 2]) == [1, 2]
+    assert helpers.run_concurrently([]) == []
+
+
+def test_run_concurrently_reraises_a_job_error(helpers):
+    def broken():
+        raise MemoryError("job 1")
+    with pytest.raises(MemoryError, match="job 1"):
+        helpers.run_concurrently([lambda: 1, broken])
+
+
+def test_measure_reports_the_median_after_warm_up(helpers):
+    calls = []
+    times = helpers.measure_all(lambda: calls.append(1), ["cpu"], repeats=3, warmup=2)
+    assert len(calls) == 5 and len(times) == 3 and all(t >= 0 for t in times)
+
+
+def test_timeline_records_cpu_spans_on_one_clock(helpers):
+    timeline = helpers.Timeline(["cpu"])
+    with helpers.span(timeline, "cpu thread 0", "cpu", "run"):
+        pass
+    with helpers.span(None, "ignored", "cpu"):
+        pass
+    (span,) = timeline.spans()
+    assert span.row == "cpu thread 0" and span.label == "run" and 0 <= span.end - span.start < 1
+
+
+def test_out_of_memory_errors_are_recognised(helpers):
+    assert helpers.is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert helpers.is_out_of_memory(RuntimeError("DefaultCPUAllocator: can't allocate memory"))
+    assert helpers.is_out_of_memory(MemoryError())
+    assert not helpers.is_out_of_memory(RuntimeError("shape mismatch"))
+
+
+def test_cpu_is_named_by_model_and_gpus_respect_device_cpu(helpers):
+    assert helpers.name("cpu").startswith("cpu (") and helpers.name("cpu", 1).startswith("cpu thread 1 (")
+    assert helpers.gpus("cpu") == []
