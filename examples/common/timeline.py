@@ -67,9 +67,9 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = N
         rows = [r for r in order if any(s.row == r for s in aligned[name])]
         for i, row in enumerate(rows):
             mine = [s for s in aligned[name] if s.row == row]
-            bars = [(s.start, max(s.end - s.start, end * 1e-3)) for s in mine]
+            bars = [(s.start, max(s.end - s.start, end * 4e-3)) for s in mine]  # keep short ones visible
             face = [colors[keys.index(s.row if color_by == "row" else s.label) % len(colors)] for s in mine]
-            ax.broken_barh(bars, (i - 0.35, 0.7), facecolors=face, edgecolors="white", linewidth=0.3)
+            ax.broken_barh(bars, (i - 0.35, 0.7), facecolors=face, edgecolors="white", linewidth=0.2)
             for s in mine:
                 if color_by == "row" and s.label and (s.end - s.start) > 0.15 * end:
                     ax.text((s.start + s.end) / 2, i, s.label, ha="center", va="center",

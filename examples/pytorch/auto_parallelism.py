@@ -99,12 +99,12 @@ report.figure(fig, "timeline-devices")
 # %% tags=["copy-seed"]
 def copy_to_cpu(ys, non_blocking=False, timeline=None):
     """The book's copy: .to('cpu') on the current stream, the one that computed ys."""
-    with helpers.span(timeline, "one stream", ys[0].device, "copy"):
+    with helpers.span(timeline, "compute stream", ys[0].device, "copy"):
         return [y_i.to("cpu", non_blocking=non_blocking) for y_i in ys]  # non_blocking: read after sync!
 
 
 def run_then_copy(timeline=None):
-    with helpers.span(timeline, "one stream", gpu, "product"):
+    with helpers.span(timeline, "compute stream", gpu, "product"):
         ys = run(x)
     return ys, copy_to_cpu(ys, True, timeline)  # keep ys alive until the caller synchronises
 
