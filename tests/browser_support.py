@@ -1,0 +1,218 @@
+"""Helpers of the browser tests: serve the built books on 127.0.0.1, drive Debian's chromium, crawl.
+
+The tests read ``_build/html`` (``make test`` builds it first); ``BOOK_HTML=<dir>`` points them at
+another build, e.g. one made by hand while the real one cannot build yet.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import socket
+import threading
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")).resolve()
+LANGUAGES = ("en", "tr")
+CHROMIUM = Path("/usr/bin/chromium")
+# As verified in shared/RESEARCH.md: headless chromium in a container, with nothing phoning home.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        pass  # a browser that hangs up early (a closed tab) is no failure of the books
+
+
+@contextmanager
+def serve(directory: Path):
+    """Serve a folder over HTTP on 127.0.0.1 (a free port) from a thread; yield its base URL."""
+    handler = functools.partial(QuietHandler, directory=str(directory))
+    server = QuietServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def book_pages(lang: str) -> list[str]:
+    """Every HTML page of one book, relative to the HTML root, e.g. ``en/glossary.html``."""
+    book = HTML / lang
+    return sorted(
+        p.relative_to(HTML).as_posix()
+        for p in book.rglob("*.html")
+        if not any(part.startswith("_") for part in p.relative_to(book).parts)
+    )
+
+
+def fetch(url: str) -> tuple[int, bytes]:
+    """GET a URL of the local server: its status and body (never raises for an HTTP error)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, b""
+
+
+def anchors(html: str) -> set[str]:
+    """The ``#fragments`` that an HTML page can scroll to: its ids and named anchors."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    return {el["id"] for el in soup.find_all(id=True)} | {el["name"] for el in soup.find_all("a", attrs={"name": True})}
+
+
+# What the page tells the test about itself, in one round trip.
+PAGE_FACTS_JS = """async () => {
+  return {
+    lang: document.documentElement.lang,
+    links: [...document.querySelectorAll("a[href]")].map(a => a.href),
+    resources: [
+      ...[...document.querySelectorAll("img[src]")].map(i => i.src),
+      ...[...document.querySelectorAll("script[src]")].map(s => s.src),
+      ...[...document.querySelectorAll("link[href]")].map(l => l.href),
+    ],
+    languageLinks: [...document.querySelectorAll("a.language-switch")].map(a => a.href),
+    downloads: [...document.querySelectorAll("a.download, a[download]")].map(a => a.href),
+    images: await Promise.all([...document.querySelectorAll("article img")].map(async img => {
+      await img.decode().catch(() => null);
+      return {src: img.getAttribute("src").slice(0, 60), alt: img.alt, width: img.naturalWidth,
+              chart: img.classList.contains("example-image")};
+    })),
+  };
+}"""
+
+
+@dataclass
+class Visit:
+    """What one page did when a reader opened it with a fresh browser profile."""
+
+    page: str
+    lang: str = ""
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # same-origin requests that failed or were not 2xx/3xx
+    external: list[str] = field(default_factory=list)  # requests to other sites (blocked)
+    links: list[str] = field(default_factory=list)
+    resources: list[str] = field(default_factory=list)
+    language_links: list[str] = field(default_factory=list)
+    downloads: list[str] = field(default_factory=list)
+    images: list[dict] = field(default_factory=list)  # article images: src, alt, naturalWidth, chart
+
+
+def new_context(browser, base: str, external: list[str] | None = None, **options):
+    """A fresh browser profile that may only reach the local server; other sites are blocked and noted."""
+    context = browser.new_context(**options)
+
+    def block(route):
+        if external is not None:
+            external.append(route.request.url)
+        route.abort()
+
+    context.route(lambda url: not url.startswith(base) and not url.startswith("data:"), block)
+    return context
+
+
+def crawl_context(browser, base: str, external: list[str]):
+    """A browser profile for visiting many pages, each as a first-time reader (no stored settings)."""
+    context = new_context(browser, base, external)
+    context.add_init_script("try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}")
+    return context
+
+
+def visit(context, base: str, page: str, external: list[str]) -> Visit:
+    """Open one page in a new tab, wait until it settles, and note what happened.
+
+    ``external`` is the list that ``context`` notes blocked requests to other sites in.
+    """
+    result = Visit(page)
+    noted = len(external)
+    tab = context.new_page()
+
+    def on_console(message):
+        if message.type != "error":
+            return
+        where = (message.location or {}).get("url", "")
+        # A blocked request to another site shows up here too; test_pages_work_offline names those.
+        if message.text.startswith("Failed to load resource") and where and not where.startswith(base):
+            return
+        result.console_errors.append(f"{message.text} ({where})" if where else message.text)
+
+    def on_response(response):
+        if response.url.startswith(base) and response.status >= 400:
+            result.failed.append(f"{response.status} {response.url}")
+
+    def on_failed(request):
+        if request.url.startswith(base):
+            result.failed.append(f"{request.failure} {request.url}")
+
+    tab.on("console", on_console)
+    tab.on("pageerror", lambda error: result.page_errors.append(str(error)))
+    tab.on("response", on_response)
+    tab.on("requestfailed", on_failed)
+    try:
+        tab.goto(base + page, wait_until="load")
+        tab.wait_for_load_state("networkidle")
+        facts = tab.evaluate(PAGE_FACTS_JS)
+    finally:
+        tab.close()
+    result.external = external[noted:]
+    result.lang = facts["lang"]
+    result.links = facts["links"]
+    result.resources = facts["resources"]
+    result.language_links = facts["languageLinks"]
+    result.downloads = facts["downloads"]
+    result.images = facts["images"]
+    return result
+
+
+class LinkChecker:
+    """Checks same-origin addresses against the local server, each once; external ones are not fetched."""
+
+    def __init__(self):
+        self.status: dict[str, int] = {}
+        self.anchors: dict[str, set[str]] = {}
+
+    def problem(self, url: str) -> str | None:
+        """Why a same-origin address is broken, or None when it works."""
+        address, fragment = urldefrag(url)
+        if address not in self.status:
+            status, body = fetch(address)
+            self.status[address] = status
+            if status == 200 and urlsplit(address).path.endswith((".html", "/")):
+                self.anchors[address] = anchors(body.decode("utf-8", "replace"))
+        if self.status[address] != 200:
+            return f"HTTP {self.status[address]}"
+        if fragment and address in self.anchors and unquote(fragment) not in self.anchors[address]:
+            return f"no element with id {unquote(fragment)!r}"
+        return None

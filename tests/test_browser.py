@@ -1,0 +1,522 @@
+"""What a reader gets in a real browser: Debian's chromium, driven by Playwright, on the built books.
+
+``make test`` builds ``_build/html`` first and installs ``/usr/bin/chromium`` when it is missing. The
+books are served over HTTP on 127.0.0.1 from a thread; the browser may reach nothing else. Every page of
+both books is opened once as by a first-time reader, with no stored settings (the ``crawl`` fixture);
+the other tests drive the pages that show what they check. ``test_make_serve_...`` runs ``make serve``
+itself and takes about half a minute.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from browser_support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    HTML,
+    LANGUAGES,
+    ROOT,
+    LinkChecker,
+    Visit,
+    book_pages,
+    crawl_context,
+    fetch,
+    free_port,
+    new_context,
+    serve,
+    visit,
+)
+
+OTHER = {"en": "tr", "tr": "en"}
+CHAPTER = "chapter_computational-performance/"
+FRAMEWORK_LABEL = 'data-sync-group="framework"'
+
+
+# Fixtures
+# --------
+
+
+@pytest.fixture(scope="session")
+def site() -> str:
+    """The base URL of ``_build/html``, served on 127.0.0.1."""
+    missing = [str(HTML / lang / "index.html") for lang in LANGUAGES if not (HTML / lang / "index.html").is_file()]
+    if missing or not (HTML / "index.html").is_file():
+        pytest.fail(f"the books are not built ({', '.join(missing) or HTML / 'index.html'} missing): "
+                    "run 'make html' ('make test' does it first)")
+    with serve(HTML) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless chromium; a missing browser fails the tests, it never skips them."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing, so the browser tests cannot run: 'make test' installs it "
+                    "('apt-get install chromium'); do not run 'playwright install'")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        try:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        except Exception as err:  # noqa: BLE001 - say why the browser did not start
+            pytest.fail(f"{CHROMIUM} did not start: {err}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def crawl(site, browser) -> dict[str, Visit]:
+    """Every page of both books and the language chooser, each opened as by a first-time reader."""
+    pages = ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)]
+    external: list[str] = []
+    context = crawl_context(browser, site, external)
+    try:
+        return {page: visit(context, site, page, external) for page in pages}
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def reader(site, browser):
+    """A fresh browser profile for one test; yields a function that opens a new tab in it."""
+    contexts = []
+
+    def open_tab(**options):
+        context = new_context(browser, site, **options)
+        contexts.append(context)
+        tab = context.new_page()
+        tab.errors = []
+        tab.on("pageerror", lambda error: tab.errors.append(str(error)))
+        return tab
+
+    yield open_tab
+    for context in contexts:
+        context.close()
+
+
+def pages_with_framework_tabs(lang: str) -> list[tuple[str, int]]:
+    """The pages of a book that show framework tabs, with how many tab-sets each has."""
+    found = []
+    for page in book_pages(lang):
+        html = (HTML / page).read_text(encoding="utf-8")
+        sets = len(re.findall(r'<div class="sd-tab-set[^"]*"', html)) if FRAMEWORK_LABEL in html else 0
+        if sets:
+            found.append((page, sets))
+    if not found:
+        pytest.fail(f"no page of the {lang} book shows PyTorch/MXNet tabs")
+    return found
+
+
+def chapter_page(lang: str) -> str:
+    """The page with the most example tabs: the one most of these tests read."""
+    return max(pages_with_framework_tabs(lang), key=lambda item: item[1])[0]
+
+
+# The header items that stick out of the article's header bar (half hidden under the page's top edge).
+HEADER_OVERFLOW_JS = """() => {
+  const bar = document.querySelector('.bd-header-article')?.getBoundingClientRect();
+  if (!bar) return ['no article header'];
+  return [...document.querySelectorAll('.bd-header-article a.language-switch, .bd-header-article .btn')]
+    .filter(el => el.getClientRects().length > 0)
+    .map(el => [el, el.getBoundingClientRect()])
+    .filter(([el, box]) => box.top < bar.top - 1 || box.bottom > bar.bottom + 1)
+    .map(([el, box]) => `${el.className} (${Math.round(box.top)}-${Math.round(box.bottom)} px,`
+                        + ` bar ${Math.round(bar.top)}-${Math.round(bar.bottom)} px)`);
+}"""
+
+
+# Framework tabs
+# --------------
+
+TAB_STATE_JS = """() => [...document.querySelectorAll('.sd-tab-set')]
+  .filter(set => set.querySelector('label[data-sync-group="framework"]'))
+  .map(set => {
+    const labels = [...set.querySelectorAll(':scope > label.sd-tab-label')];
+    const checked = labels.find(label => document.getElementById(label.htmlFor)?.checked);
+    const shown = labels.filter(label => {
+      const panel = label.nextElementSibling;
+      return panel && panel.getClientRects().length > 0;
+    });
+    return [checked ? checked.dataset.syncId : null, shown.map(label => label.dataset.syncId)];
+  })"""
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_choosing_mxnet_switches_every_tab_and_holds_on_the_next_page(reader, site, lang):
+    """A reader who picks MXNet in one example sees MXNet in every example, on this page and the next."""
+    pages = pages_with_framework_tabs(lang)
+    first = chapter_page(lang)
+    following = [page for page, _ in pages if page != first]
+    assert following, f"only {first} has framework tabs, so the choice cannot be seen holding elsewhere"
+    tab = reader()
+    tab.goto(site + first)
+    before = tab.evaluate(TAB_STATE_JS)
+    assert len(before) >= 2, f"{first} has {len(before)} framework tab-set(s); the test needs two"
+    assert all(state == ["pytorch", ["pytorch"]] for state in before), f"{first} does not open on PyTorch: {before}"
+
+    tab.locator(".sd-tab-set").last.locator('label[data-sync-id="mxnet"]').click()
+    after = tab.evaluate(TAB_STATE_JS)
+    wrong = [i for i, state in enumerate(after) if state != ["mxnet", ["mxnet"]]]
+    assert not wrong, f"{first}: after choosing MXNet in the last example, tab-sets {wrong} still show {after}"
+
+    for page in following:
+        tab.goto(site + page)
+        states = tab.evaluate(TAB_STATE_JS)
+        assert states and all(state == ["mxnet", ["mxnet"]] for state in states), (
+            f"the MXNet choice made on {first} does not hold on {page}: {states}")
+    assert not tab.errors, tab.errors
+
+
+# Language links
+# --------------
+
+
+def test_language_link_on_every_page_leads_to_the_same_page_in_the_other_language_and_back(crawl, site):
+    """Every page of both books links to itself in the other language, and that page links back."""
+    problems = []
+    for page, seen in crawl.items():
+        lang = page.split("/")[0]
+        if lang not in LANGUAGES:
+            continue
+        if len(seen.language_links) != 1:
+            problems.append(f"{page}: {len(seen.language_links)} language links instead of one")
+            continue
+        target = seen.language_links[0].removeprefix(site)
+        expected = f"{OTHER[lang]}/{page.split('/', 1)[1]}"
+        if target != expected:
+            problems.append(f"{page}: the language link goes to {seen.language_links[0]}, not {site}{expected}")
+        elif target not in crawl or fetch(site + target)[0] != 200:
+            problems.append(f"{page}: the language link's page {target} does not exist")
+        elif crawl[target].lang != OTHER[lang]:
+            problems.append(f"{page}: the language link's page {target} has lang={crawl[target].lang!r}")
+        elif [link.removeprefix(site) for link in crawl[target].language_links] != [page]:
+            problems.append(f"{page}: {target} links back to {crawl[target].language_links}, not to {page}")
+    assert not problems, "\n".join(problems)
+
+
+def test_clicking_the_language_link_switches_the_book_and_back(reader, site):
+    """A reader who clicks the language link lands on the same page in Turkish, and clicking again returns."""
+    page = chapter_page("en")
+    tab = reader()
+    tab.goto(site + page)
+    assert not tab.evaluate(HEADER_OVERFLOW_JS), "the language link or buttons stick out of the header bar"
+    tab.locator("a.language-switch").click()
+    tab.wait_for_load_state()
+    assert tab.url == site + "tr/" + page.split("/", 1)[1]
+    assert tab.evaluate("document.documentElement.lang") == "tr"
+    tab.locator("a.language-switch").click()
+    tab.wait_for_load_state()
+    assert tab.url == site + page
+    assert tab.evaluate("document.documentElement.lang") == "en"
+
+
+# Search
+# ------
+
+SEARCH_SUMMARY = {"en": "Search finished, found", "tr": "Arama bitti: sorguyla eşleşen"}
+CHROME_WORDS = {"en": "System Settings", "tr": "Sistem ayarı"}
+
+
+@pytest.mark.parametrize(("lang", "query"), [("tr", "paralellik"), ("en", "parallelism")])
+def test_search_finds_the_chapter(reader, site, lang, query):
+    """Typing a word of the chapter into the search box (Ctrl+K) lists the chapter's pages, with a summary."""
+    tab = reader()
+    tab.goto(f"{site}{lang}/index.html")
+    tab.keyboard.press("Control+k")
+    field = tab.locator("#pst-search-dialog input[name=q]")
+    field.fill(query)
+    field.press("Enter")
+    tab.wait_for_url(lambda url: url.startswith(f"{site}{lang}/search.html?q={query}"))
+    tab.wait_for_function("document.querySelector('#search-results .search-summary')?.innerText.length > 0",
+                          timeout=15_000)
+    summary = tab.inner_text("#search-results .search-summary")
+    results = tab.eval_on_selector_all(
+        "#search-results ul.search > li",
+        "items => items.map(li => [li.querySelector('a').href, li.querySelector('a').innerText,"
+        " li.querySelector('.context')?.innerText || ''])")
+    hits = [href for href, title, _ in results
+            if CHAPTER in href and query.lower() in title.lower() and href.startswith(f"{site}{lang}/")]
+    assert hits, f"searching {query!r} in the {lang} book lists no chapter page titled with it: {results}"
+    assert summary.startswith(SEARCH_SUMMARY[lang]), f"the summary line is {summary!r}"
+    noisy = [title for _, title, context in results if CHROME_WORDS[lang] in context]
+    assert not noisy, f"these results quote the page's buttons instead of its text: {noisy}"
+    assert not tab.errors, f"the search page threw: {tab.errors}"
+
+
+# Copy button
+# -----------
+
+COPY_TOOLTIPS = {"en": ("Copy", "Copied!"), "tr": ("Kopyala", "Kopyalandı!")}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_copy_button_copies_the_code_without_outputs(reader, site, lang):
+    """The copy button of an example cell puts exactly its code on the clipboard; outputs have no button."""
+    tab = reader(permissions=["clipboard-read", "clipboard-write"])
+    tab.goto(site + chapter_page(lang))
+    tab.wait_for_selector(".example-code button.copybtn")
+    counts = tab.evaluate("""() => ({
+      code: document.querySelectorAll('.example-code pre').length,
+      buttons: document.querySelectorAll('.example-code pre + button.copybtn').length,
+      onOutputs: document.querySelectorAll('.example-output button.copybtn, .recording-stamp button.copybtn').length,
+    })""")
+    assert counts["code"] and counts["buttons"] == counts["code"], f"code blocks without a copy button: {counts}"
+    assert counts["onOutputs"] == 0, f"outputs or stamps have copy buttons: {counts}"
+
+    # the first example cell whose outputs follow it in the same tab
+    cell = tab.locator(".sd-tab-content:visible .example-code:has(+ .example-output)").first
+    code = cell.locator("pre").evaluate("pre => pre.textContent").rstrip("\n")
+    output = cell.locator("xpath=following-sibling::div[contains(@class, 'example-output')][1]//pre").inner_text()
+    button = cell.locator("button.copybtn")
+    copy, copied = COPY_TOOLTIPS[lang]
+    assert button.get_attribute("data-tooltip") == copy
+    cell.hover()
+    button.click()
+    clipboard = tab.evaluate("navigator.clipboard.readText()")
+    assert clipboard == code, f"the clipboard holds\n{clipboard!r}\ninstead of the cell's code\n{code!r}"
+    assert output.strip() and output.strip() not in clipboard
+    assert not any(line.startswith((">>> ", "... ", "$ ")) for line in clipboard.splitlines())
+    assert button.get_attribute("data-tooltip") == copied
+    assert not tab.errors, tab.errors
+
+
+# Downloads
+# ---------
+
+
+def test_example_script_download_links_return_the_script(crawl, site):
+    """Each link that offers an example script for download returns that script, byte for byte."""
+    links = sorted({link for page, seen in crawl.items() for link in seen.downloads})
+    if not links:
+        pytest.xfail("no page offers the example scripts for download yet (no a.download link): nothing to check")
+    problems = []
+    for link in links:
+        status, body = fetch(link)
+        name = Path(urlsplit(link).path).name
+        scripts = [p.read_bytes() for p in (ROOT / "examples").glob(f"*/{name}")]
+        if status != 200:
+            problems.append(f"{link}: HTTP {status}")
+        elif name.endswith(".py") and body not in scripts:
+            problems.append(f"{link}: not the content of examples/*/{name}")
+    assert not problems, "\n".join(problems)
+
+
+# Images
+# ------
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_chart_images_load_and_have_alt_text(crawl, lang):
+    """Every chart and figure of the book shows (it decodes, naturalWidth > 0) and has alt text."""
+    charts, problems = 0, []
+    for page, seen in crawl.items():
+        if not page.startswith(f"{lang}/"):
+            continue
+        for image in seen.images:
+            charts += image["chart"]
+            if image["width"] <= 0:
+                problems.append(f"{page}: {image['src']} does not load")
+            if not image["alt"].strip():
+                problems.append(f"{page}: {image['src']} has no alt text")
+    assert charts, f"the {lang} book shows no chart (img.example-image)"
+    assert not problems, "\n".join(problems)
+
+
+# Every page: scripts, links, resources
+# -------------------------------------
+
+
+def test_no_page_logs_a_javascript_error(crawl):
+    """No page of either book throws or logs an error in the browser console."""
+    problems = [f"{page}: {error}" for page, seen in crawl.items() for error in seen.page_errors + seen.console_errors]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_internal_link_or_resource_is_broken(crawl, site):
+    """Every link between pages, every #anchor, and every image, script and stylesheet of the books works."""
+    checker = LinkChecker()
+    problems = [f"{page}: {failure}" for page, seen in crawl.items() for failure in seen.failed]
+    for page, seen in crawl.items():
+        for url in seen.links + seen.resources:
+            if url.startswith(site) and (why := checker.problem(url)):
+                problems.append(f"{page}: {url.removeprefix(site)}: {why}")
+    assert len(checker.status) > 10, "the crawl found almost nothing to check"
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_pages_work_offline(crawl):
+    """No page loads anything from another site, so the books work on a machine without a network."""
+    problems = sorted({f"{page}: {url}" for page, seen in crawl.items() for url in seen.external})
+    assert not problems, "pages load resources from other sites:\n" + "\n".join(problems)
+
+
+# Phone
+# -----
+
+OVERFLOW_JS = """() => {
+  const width = window.innerWidth;
+  const scrolls = el => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+  const culprits = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.right <= width + 1) continue;
+    let parent = el.parentElement, contained = false;
+    for (; parent && parent !== document.body; parent = parent.parentElement) {
+      if (scrolls(parent) && parent.getBoundingClientRect().right <= width + 1) { contained = true; break; }
+    }
+    if (!contained) culprits.push(`${el.tagName.toLowerCase()}.${[...el.classList].join('.')} (right edge ${Math.round(box.right)})`);
+  }
+  return {scrollWidth: document.scrollingElement.scrollWidth, width, culprits: culprits.slice(0, 8)};
+}"""
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_pages_are_usable_at_phone_width(reader, site, lang, tmp_path):
+    """On a 375 px phone no page scrolls sideways (wide code and tables scroll inside themselves), and the
+    language link and buttons sit in the header bar."""
+    tab = reader(viewport={"width": 375, "height": 812}, device_scale_factor=2, is_mobile=True, has_touch=True)
+    problems = []
+    for page in book_pages(lang):
+        tab.goto(site + page)
+        tab.wait_for_load_state("networkidle")
+        layout = tab.evaluate(OVERFLOW_JS)
+        if layout["scrollWidth"] > layout["width"]:
+            problems.append(f"{page}: the page is {layout['scrollWidth']} px wide at {layout['width']} px; "
+                            f"too wide: {layout['culprits']}")
+        for item in tab.evaluate(HEADER_OVERFLOW_JS):
+            problems.append(f"{page}: out of the header bar: {item}")
+    tab.goto(site + chapter_page(lang))
+    tab.wait_for_load_state("networkidle")
+    shot = tmp_path / f"phone-{lang}.png"
+    tab.screenshot(path=str(shot))
+    assert shot.stat().st_size > 0
+    assert not problems, "\n".join(problems)
+
+
+# The language chooser
+# --------------------
+
+
+def test_root_index_offers_both_books_without_javascript(reader, site):
+    """With JavaScript off, the root page links to the English and the Turkish book, then opens Turkish."""
+    tab = reader(java_script_enabled=False)
+    tab.goto(site + "index.html")
+    links = tab.eval_on_selector_all("a[href]", "links => links.map(a => [a.getAttribute('href'), a.innerText])")
+    hrefs = [href for href, _ in links]
+    assert "en/index.html" in hrefs and "tr/index.html" in hrefs, f"the chooser's links: {links}"
+    assert tab.locator('a[href="en/index.html"]').is_visible() and tab.locator('a[href="tr/index.html"]').is_visible()
+    refresh = tab.get_attribute('meta[http-equiv="refresh"]', "content")
+    assert refresh and re.fullmatch(r"\s*\d+\s*;\s*url=tr/index\.html\s*", refresh), f"meta refresh: {refresh!r}"
+    tab.wait_for_url(site + "tr/index.html", timeout=10_000)
+    assert tab.evaluate("document.documentElement.lang") == "tr"
+
+
+# Theme chrome in the book's language
+# -----------------------------------
+
+# selector, attribute (None: the visible text), expected text in each language
+CHROME = [
+    ("#pst-skip-link a", None, {"en": "Skip to main content", "tr": "Ana içeriğe geç"}),
+    ("#pst-back-to-top", None, {"en": "Back to top", "tr": "Başa dön"}),
+    (".bd-sidebar-secondary .onthispage", None, {"en": "Contents", "tr": "İçindekiler"}),
+    ("#pst-search-dialog input[name=q]", "placeholder",
+     {"en": "Search...", "tr": "Ara..."}),
+    (".article-header-buttons .primary-toggle, .bd-header-article .primary-toggle", "title",
+     {"en": "Toggle primary sidebar", "tr": "Kitabın gezintisini göster/gizle"}),
+    (".bd-header-article .secondary-toggle", "title",
+     {"en": "Toggle secondary sidebar", "tr": "Sayfanın içindekilerini göster/gizle"}),
+    (".bd-header-article .theme-switch-button", "aria-label", {"en": "Color mode", "tr": "Renk modu"}),
+    (".bd-header-article .theme-change-button[data-mode=auto]", "textContent",
+     {"en": "System Settings", "tr": "Sistem ayarı"}),
+    (".bd-header-article .theme-change-button[data-mode=light]", "textContent", {"en": "Light", "tr": "Açık"}),
+    (".bd-header-article .theme-change-button[data-mode=dark]", "textContent", {"en": "Dark", "tr": "Koyu"}),
+    (".prev-next-area a.right-next", "title", {"en": "next page", "tr": "sonraki sayfa"}),
+    (".prev-next-area a.left-prev", "title", {"en": "previous page", "tr": "önceki sayfa"}),
+    ("nav.bd-docs-nav", "aria-label", {"en": "Main", "tr": "Ana gezinti"}),
+    (".example-code button.copybtn", "data-tooltip", {"en": "Copy", "tr": "Kopyala"}),
+    (".footer-item .component-author", None,
+     {"en": "By The Automatic Parallelism authors", "tr": "The Automatic Parallelism authors tarafından"}),
+]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_theme_chrome_speaks_the_book_language(reader, site, lang):
+    """The buttons, tooltips and labels around the text are in the book's language, and <html lang> says so."""
+    tab = reader()
+    page = chapter_page(lang)
+    tab.goto(site + page)
+    tab.wait_for_load_state("networkidle")
+    assert tab.evaluate("document.documentElement.lang") == lang
+    problems = []
+    for selector, attribute, expected in CHROME:
+        element = tab.locator(selector).first
+        if not element.count():
+            problems.append(f"{selector}: not on {page}")
+            continue
+        if attribute is None:
+            shown = element.inner_text()
+        elif attribute == "textContent":
+            shown = element.text_content()
+        elif attribute == "title":  # Bootstrap moves a tooltip's title here once it sets the tooltip up
+            shown = element.get_attribute("title") or element.get_attribute("data-bs-original-title")
+        else:
+            shown = element.get_attribute(attribute)
+        if (shown or "").strip() != expected[lang]:
+            problems.append(f"{selector} {attribute or 'text'}: {shown!r}, expected {expected[lang]!r}")
+    assert not problems, f"{page}:\n" + "\n".join(problems)
+
+
+# make serve
+# ----------
+
+
+def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
+    """'make serve' serves the Turkish book on the given port and rebuilds it when a source changes (slow: ~30 s)."""
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    source = ROOT / "docs" / "tr" / "index.rst"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(["make", "serve", f"SERVE_PORT={port}"], cwd=ROOT, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}/index.html"
+    try:
+        def wait_for(condition, what: str, seconds: float):
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    pytest.fail(f"make serve stopped ({process.returncode}) before {what}:\n{log_path.read_text()[-3000:]}")
+                if result := condition():
+                    return result
+                time.sleep(0.5)
+            pytest.fail(f"make serve did not {what} within {seconds} s:\n{log_path.read_text()[-3000:]}")
+
+        def page():
+            try:
+                status, body = fetch(url)
+            except OSError:
+                return None
+            return body.decode("utf-8") if status == 200 else None
+
+        html = wait_for(page, "serve the book", 90)
+        assert 'lang="tr"' in html and "Otomatik Paralellik" in html
+        assert "websocket-reload" in html, "the served page has no live-reload script"
+        builds = log_path.read_text().count("build succeeded")
+        os.utime(source)  # a change that leaves the file as it was
+        wait_for(lambda: log_path.read_text().count("build succeeded") > builds, "rebuild after a change", 60)
+        assert page(), "the book is not served after the rebuild"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
