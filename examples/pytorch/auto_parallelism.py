@@ -56,6 +56,11 @@ def run_lane(i, timeline=None):
         return run(xs[i])
 
 
+def run_alone(i, timeline=None):
+    """Run lane i's job by itself, in the same thread as when all lanes run together."""
+    return helpers.run_concurrently([partial(run_lane, i, timeline)], lanes=[i])
+
+
 def run_together(timeline=None):
     """Start every lane's job at the same time; the caller waits for all devices."""
     return helpers.run_concurrently([partial(run_lane, i, timeline) for i in range(len(lanes))])
@@ -68,11 +73,11 @@ if mode == "gpu+cpu":  # time the GPU job, then pick a CPU size that takes as lo
     xs[1] = helpers.rand(helpers.cpu_size_for(t_gpu, PRODUCTS, options.size), lanes[1])
 for name, x in zip(names, xs):
     print(f"{name}: {PRODUCTS} products of {x.shape[0]}x{x.shape[0]}")
-results = [run_lane(i) for i in range(len(lanes))]  # warm up every lane once
+results = [run_alone(i) for i in range(len(lanes))]  # warm up every lane once
 helpers.synchronize(lanes)
 
 # %% tags=["devices-alone"]
-t_alone = [helpers.measure(partial(run_lane, i), [lanes[i]], options.repeats)
+t_alone = [helpers.measure(partial(run_alone, i), [lanes[i]], options.repeats)
            for i in range(len(lanes))]
 for name, t in zip(names, t_alone):
     print(f"{name} alone: {seconds(t)}")
@@ -88,7 +93,7 @@ report.publish_all({"t_alone_0": t_alone[0], "t_alone_1": t_alone[1], "t_alone_m
 # %% tags=["timeline-devices"]
 alone, together = helpers.Timeline(lanes), helpers.Timeline(lanes)
 for i in range(len(lanes)):
-    results = run_lane(i, alone)
+    results = run_alone(i, alone)
     helpers.synchronize(lanes)
 results = run_together(together)
 helpers.synchronize(lanes)
@@ -167,8 +172,12 @@ if gpus:
 
 # %% tags=["timeline-copy"]
 if gpus:
+    run_then_copy()  # untimed: the pinned buffers above took the blocks PyTorch had cached
     seed, streams = helpers.Timeline([gpu]), helpers.Timeline([gpu])
-    results = run_then_copy(seed), run_copy_streams(streams)
+    results = run_then_copy(seed)
+    helpers.synchronize([gpu])
+    del results  # give the pinned blocks back before the next version runs
+    results = run_copy_streams(streams)
     helpers.synchronize([gpu])
     fig = helpers.draw_timeline({"products, then non_blocking copies on one stream": seed.spans(),
                                  "copies on a side stream into pinned buffers": streams.spans()},

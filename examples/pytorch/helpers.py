@@ -146,28 +146,27 @@ def measure(job, devices, repeats, warmup=1):
     return median(measure_all(job, devices, repeats, warmup))
 
 
-_POOLS = {}  # worker threads, kept so that each keeps its CPU thread team warm
+_LANE_THREADS = {}  # lane index -> its one worker thread, kept from call to call
 
 
-def run_concurrently(jobs):
-    """Call every job at the same time, one Python thread each; return their results.
+def run_concurrently(jobs, lanes=None):
+    """Call every job at the same time, each in its lane's own thread; return their results.
 
-    A GPU job only queues its work and returns at once. A CPU job in eager
-    PyTorch runs until it is done, so two CPU jobs need two threads to overlap
-    (PyTorch releases the GIL inside its kernels). The threads are reused from
-    call to call. The caller synchronises the devices.
+    ``lanes`` names the lane of each job (default 0, 1, ...). A lane always runs
+    in the same thread, alone or together with others, so that a comparison of
+    the two changes nothing but the company: PyTorch's CPU thread team is set
+    up per calling thread, and the main thread's may differ from a worker's.
+    A GPU job only queues its work and returns at once; a CPU job runs until it
+    is done (PyTorch releases the GIL inside its kernels). The caller
+    synchronises the devices.
     """
-    if not jobs:
-        return []
-    workers = len(jobs) - 1
-    if workers and workers not in _POOLS:
-        _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lane")
-    futures = [_POOLS[workers].submit(job) for job in jobs[1:]]
-    try:
-        first = jobs[0]()
-    finally:
-        wait(futures)
-    return [first] + [future.result() for future in futures]
+    lanes = range(len(jobs)) if lanes is None else lanes
+    for lane in lanes:
+        if lane not in _LANE_THREADS:
+            _LANE_THREADS[lane] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane{lane}")
+    futures = [_LANE_THREADS[lane].submit(job) for lane, job in zip(lanes, jobs)]
+    wait(futures)
+    return [future.result() for future in futures]
 
 
 def matmul_rate(device, size, repeats=3):
