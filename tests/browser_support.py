@@ -113,9 +113,9 @@ PAGE_FACTS_JS = """async () => {
 }"""
 
 
-@dataclass
+@dataclass(repr=False)
 class Visit:
-    """What one page did when a reader opened it with a fresh browser profile."""
+    """What one page did when a reader opened it with no stored settings."""
 
     page: str
     lang: str = ""
@@ -128,6 +128,9 @@ class Visit:
     language_links: list[str] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)  # article images: src, alt, naturalWidth, chart
+
+    def __repr__(self) -> str:  # short, for pytest's failure reports
+        return f"Visit({self.page!r})"
 
 
 def new_context(browser, base: str, external: list[str] | None = None, **options):
