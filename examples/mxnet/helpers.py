@@ -52,6 +52,9 @@ def start(doc, keys=(), add_arguments=None):
     options = parse_options(doc, add_arguments=add_arguments)
 
     def explain(exc):
+        if "larger than 2^31 elements" in str(exc):  # the pip builds index arrays with int32
+            return (f"--size {options.size} is too large for this MXNet build (at most 2^31 - 1 "
+                    "elements per array, i.e. --size 46340); try a smaller --size")
         if not is_out_of_memory(exc):
             return None
         return oom_message(options.size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
