@@ -124,8 +124,10 @@ class MeasuredRole(SphinxRole):
                 raise RecordingError("write it as framework/script::key[:format], e.g. pytorch/auto_parallelism::t_run:.3f")
             raw = recording_for(self.env, framework, name).value(key)
             value = ast.literal_eval(raw)
+            if value is None:
+                raise RecordingError("the recorded run did not measure it (None); the prose must not quote it")
             text = format(value, spec) if spec else str(value)
-        except (RecordingError, ValueError, SyntaxError) as err:
+        except (RecordingError, ValueError, SyntaxError, TypeError) as err:
             msg = self.inliner.reporter.error(f"measured value {self.text!r}: {err}", line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
         return [nodes.inline(text, text, classes=["measured"])], []
