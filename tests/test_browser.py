@@ -491,7 +491,8 @@ def test_theme_chrome_speaks_the_book_language(reader, site, lang):
 
 
 def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
-    """'make serve' serves the Turkish book on the given port and rebuilds it when a source changes (slow: ~30 s)."""
+    """'make serve' builds and serves the Turkish book on the given port, and rebuilds it when a source
+    changes (slow: about half a minute)."""
     port = free_port()
     log_path = tmp_path / "serve.log"
     source = ROOT / "docs" / "tr" / "index.rst"
@@ -500,31 +501,48 @@ def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
                                    stderr=subprocess.STDOUT, start_new_session=True,
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}/index.html"
-    try:
-        def wait_for(condition, what: str, seconds: float):
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    pytest.fail(f"make serve stopped ({process.returncode}) before {what}:\n{log_path.read_text()[-3000:]}")
-                if result := condition():
-                    return result
-                time.sleep(0.5)
-            pytest.fail(f"make serve did not {what} within {seconds} s:\n{log_path.read_text()[-3000:]}")
 
-        def page():
+    def builds() -> tuple[int, int]:
+        """How many builds have succeeded and failed so far, by sphinx-autobuild's log."""
+        text = log_path.read_text(errors="replace")
+        return text.count("build succeeded"), text.count("Sphinx exited with exit code")
+
+    def wait_for_build(before: tuple[int, int], what: str, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"make serve stopped ({process.returncode}) before it could {what}:\n"
+                            f"{log_path.read_text(errors='replace')[-3000:]}")
+            succeeded, failed = builds()
+            if failed > before[1]:
+                pytest.fail(f"make serve could not {what}: the build failed:\n"
+                            f"{log_path.read_text(errors='replace')[-3000:]}")
+            if succeeded > before[0]:
+                return
+            time.sleep(0.5)
+        pytest.fail(f"make serve did not {what} within {seconds} s:\n{log_path.read_text(errors='replace')[-3000:]}")
+
+    def served_page() -> str:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
             try:
                 status, body = fetch(url)
+                if status == 200:
+                    return body.decode("utf-8")
             except OSError:
-                return None
-            return body.decode("utf-8") if status == 200 else None
+                pass  # not listening yet
+            time.sleep(0.3)
+        pytest.fail(f"make serve built the book but does not serve {url}")
 
-        html = wait_for(page, "serve the book", 90)
-        assert 'lang="tr"' in html and "Otomatik Paralellik" in html
+    try:
+        wait_for_build((0, 0), "build the book", 120)
+        html = served_page()
+        assert 'lang="tr"' in html, "make serve does not preview the Turkish book"
         assert "websocket-reload" in html, "the served page has no live-reload script"
-        builds = log_path.read_text().count("build succeeded")
+        before = builds()
         os.utime(source)  # a change that leaves the file as it was
-        wait_for(lambda: log_path.read_text().count("build succeeded") > builds, "rebuild after a change", 60)
-        assert page(), "the book is not served after the rebuild"
+        wait_for_build(before, "rebuild after a change", 60)
+        assert served_page()
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
