@@ -33,7 +33,7 @@ import runpy, sys
 import helpers
 from mxnet import npx
 n, script = int(sys.argv[1]), sys.argv[2]
-fake = [npx.cpu(2 + i) for i in range(n)]
+fake = [npx.cpu(1 - i) for i in range(n)]  # contexts that MXNet's profiler names
 helpers.gpus = lambda choice="auto": fake
 rand = helpers.rand
 helpers.rand = lambda size, ctx: rand(min(size, 64) if ctx in fake else size, ctx)
@@ -105,7 +105,7 @@ def test_auto_parallelism_says_it_ran_on_cpu_contexts(runs):
         assert re.search(rf"^cpu\({lane}\) \(.+\) alone: {TIME}$", out, re.M), out
     assert re.search(rf"^all 2 lanes together: {TIME}$", out, re.M)
     assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    assert re.search(rf"^host-observed, lanes in progress at the same time: {TIME} of {TIME}$", out, re.M)
+    assert re.search(rf"^MXNet's profiler: the lanes computed at the same time for {TIME} of {TIME}$", out, re.M)
     assert "the copy experiments need a GPU and are skipped" in out
     assert "gpu(" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
     assert (tmp / "auto" / "timeline-devices.png").read_bytes().startswith(b"\x89PNG")
@@ -267,23 +267,30 @@ def helpers():
     return _load("mxnet_example_helpers", SCRIPTS / "helpers.py")
 
 
-def test_timeline_sees_results_in_order_on_each_row(helpers):
-    """Host-observed spans: one per watched result, on its row, ending in the order results were ready."""
-    x = helpers.rand(32, helpers.cpu(0))
+def test_timeline_shows_each_product_on_its_context(helpers):
+    """The profiler's spans: one per product, on the row of its context, in time order; nothing else."""
+    xs = [helpers.rand(32, helpers.cpu(i)) for i in (0, 1)]
+    helpers.synchronize()
     timeline = helpers.Timeline()
-    with helpers.span(timeline, "cpu(0)", helpers.cpu(0), "product") as watch:
-        ys = watch([x.dot(x) for _ in range(5)])
-    with helpers.span(None, "ignored") as watch:
-        assert watch(ys) is ys
+    with helpers.span(timeline, "lane 0", helpers.cpu(0), "product"):
+        ys = [xs[0].dot(xs[0]) for _ in range(3)]
+    with helpers.span(timeline, "lane 1", helpers.cpu(1)):
+        ys += [xs[1].dot(xs[1]) for _ in range(2)]
+    with helpers.span(None, "ignored", helpers.cpu(0)):
+        del ys  # frees the results: the engine's DeleteVariable is not drawn
     spans = timeline.spans()
-    assert [s.row for s in spans] == ["cpu(0)"] * 5 and all(s.label == "product" for s in spans)
-    assert all(a.end <= b.start + 1e-9 and s.start <= s.end for a, b in zip(spans, spans[1:]) for s in (a, b))
+    assert [(s.row, s.label) for s in spans] == [("lane 0", "product")] * 3 + [("lane 1", "")] * 2
+    assert all(0 <= s.end - s.start < 5 for s in spans)
+    assert all(a.end <= b.start for a, b in zip(spans[:2], spans[1:3]))  # one worker per context
+    later = helpers.Timeline()
+    assert later.spans() == []  # a new timeline sees only its own work
 
 
 def test_overlap_seconds_counts_only_time_shared_by_two_rows(helpers):
     Span = helpers.Span
-    assert helpers.overlap_seconds([Span("a", 0, 2), Span("b", 1, 3)]) == pytest.approx(1)
-    assert helpers.overlap_seconds([Span("a", 0, 2), Span("a", 1, 3), Span("b", 5, 6)]) == 0
+    assert helpers.overlap_seconds([Span("a", 0, 2), Span("b", 1, 3)]) == pytest.approx((1, 3))
+    assert helpers.overlap_seconds([Span("a", 0, 2), Span("a", 1, 3), Span("b", 5, 6)]) == (0, 6)
+    assert helpers.overlap_seconds([]) == (0, 0)
 
 
 def test_helpers_name_contexts_and_recognise_memory_errors(helpers):

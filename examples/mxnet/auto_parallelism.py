@@ -52,9 +52,9 @@ def run(x):
 
 
 def run_lane(i, timeline=None):
-    """Queue lane i's job on its context (and watch when its results are ready)."""
-    with helpers.span(timeline, names[i], lanes[i]) as watch:
-        return watch(run(xs[i]))
+    """Queue lane i's job on its context (and record when it ran)."""
+    with helpers.span(timeline, names[i], lanes[i]):
+        return run(xs[i])
 
 
 def run_together(timeline=None):
@@ -87,19 +87,22 @@ report.publish_all({"t_alone_0": t_alone[0], "t_alone_1": t_alone[1], "t_alone_m
                     "t_together": t_together, "parallel_eff": parallel_eff})
 
 # %% tags=["timeline-devices"]
-# Host-observed times: a watcher thread per lane notes when each result is ready.
-alone, together = helpers.Timeline(lanes), helpers.Timeline(lanes)
+alone = helpers.Timeline(lanes)  # one profiler at a time: each timeline in turn
 for i in range(len(lanes)):
     results = run_lane(i, alone)
     helpers.synchronize(lanes)
+alone_spans, together = alone.spans(), helpers.Timeline(lanes)
 results = run_together(together)
-helpers.synchronize(lanes)
 spans = together.spans()
-print(f"host-observed, lanes in progress at the same time: {seconds(helpers.overlap_seconds(spans))} "
-      f"of {seconds(max(s.end for s in spans) - min(s.start for s in spans))}")
-fig = helpers.draw_timeline({"each lane alone, one after another": alone.spans(),
+shared, total = helpers.overlap_seconds(spans)
+print(f"MXNet's profiler: the lanes computed at the same time for {seconds(shared)} of {seconds(total)}")
+# MXNet 1.9.1 gives each CPU context its own worker thread, but all CPU contexts share a few
+# temporary workspaces (MXNET_CPU_TEMP_COPY, default 4) and each product takes one: products
+# queued lane by lane then wait for each other (see MEASUREMENTS.md).
+fig = helpers.draw_timeline({"each lane alone, one after another": alone_spans,
                              "all lanes together": spans})
 report.figure(fig, "timeline-devices")
+
 
 # %% tags=["copy-seed"]
 def copy_to_cpu(ys, pinned=False, timeline=None):
@@ -108,13 +111,13 @@ def copy_to_cpu(ys, pinned=False, timeline=None):
     Like every MXNet call it only queues the copy; the engine runs it on its
     copy stream as soon as the product it reads is done.
     """
-    with helpers.span(timeline, "copy", ys[0].ctx, "copy") as watch:
-        return watch([y_i.copyto(npx.cpu_pinned() if pinned else npx.cpu()) for y_i in ys])
+    with helpers.span(timeline, "copies", ys[0].ctx, "copy"):
+        return [y_i.copyto(npx.cpu_pinned() if pinned else npx.cpu()) for y_i in ys]
 
 
 def run_then_copy(timeline=None):
-    with helpers.span(timeline, "compute", gpu, "product") as watch:
-        ys = watch(run(x))
+    with helpers.span(timeline, "products", gpu, "product"):
+        ys = run(x)
     return ys, copy_to_cpu(ys, True, timeline)
 
 
@@ -142,10 +145,10 @@ def run_copy_streams(timeline=None):
     """Queue each product, then its copy into pinned[i]; the engine orders the two."""
     ys = []
     for i in range(PRODUCTS):
-        with helpers.span(timeline, "compute", gpu, "product") as watch:
-            ys.append(watch([x.dot(x)])[0])
-        with helpers.span(timeline, "copy", gpu, "copy") as watch:
-            watch([ys[i].copyto(pinned[i])])
+        with helpers.span(timeline, "products", gpu, "product"):
+            ys.append(x.dot(x))
+        with helpers.span(timeline, "copies", gpu, "copy"):
+            ys[i].copyto(pinned[i])
     return ys
 
 
@@ -166,13 +169,12 @@ if gpus:
                         "overlap_eff": overlap_eff, "copy_matches": copy_matches})
 
 # %% tags=["timeline-copy"]
-if gpus:  # host-observed times, as in timeline-devices
-    seed, streams = helpers.Timeline([gpu]), helpers.Timeline([gpu])
+if gpus:
+    seed = helpers.Timeline([gpu])
     results = run_then_copy(seed)
-    helpers.synchronize([gpu])
+    seed_spans, streams = seed.spans(), helpers.Timeline([gpu])
     results = run_copy_streams(streams)
-    helpers.synchronize([gpu])
-    fig = helpers.draw_timeline({"all products, then copies into new pinned buffers": seed.spans(),
+    fig = helpers.draw_timeline({"all products, then copies into new pinned buffers": seed_spans,
                                  "each product's copy queued right after it": streams.spans()},
                                 title=names[0], color_by="label")
     report.figure(fig, "timeline-copy")

@@ -13,12 +13,14 @@ engine and returns at once, on the CPU too; ``npx.waitall()`` waits for all.
 This is the one place that puts examples/ on sys.path, so that the scripts can
 use the framework-agnostic modules in examples/common/.
 """
+import atexit
+import json
 import os
 import subprocess
 import sys
-import threading
+import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import numpy_compat
@@ -39,6 +41,9 @@ from common.stats import matmul_flops, median, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
 FRAMEWORK = "mxnet"
+_PROFILE = Path(tempfile.gettempdir()) / f"mxnet-example-profile-{os.getpid()}.json"
+_profiler_on = []  # [True] once the profiler is configured
+_ENGINE_OPS = ("DeleteVariable", "WaitForVar", "WaitForAll")  # the engine's own, not our work
 _why_no_gpu = ["this MXNet build has no CUDA" if not mxnet.runtime.Features().is_enabled("CUDA")
                else "npx.num_gpus() is 0"]
 
@@ -188,73 +193,71 @@ def cpu_size_for(seconds_target, products, largest):
 
 
 class Timeline:
-    """Records when the results of queued work became ready, on one host clock.
+    """Records when each operator ran on each device, as MXNet's profiler sees it.
 
-    These are HOST-OBSERVED times: MXNet has no events to read back, so a
-    watcher thread blocks on each watched result in turn with ``wait_to_read()``
-    (which releases the GIL) and notes when it returns. On each row, a result's
-    bar ends when it was ready and starts at the latest of: when it was queued,
-    when the row's previous result was ready, and its end minus the row's median
-    gap between results (the host cannot see when work starts). Call
-    :meth:`spans` after the work.
+    The profiler notes, on the engine's worker thread, when an operator starts
+    and ends; MXNet 1.x also waits for each GPU operator's stream before it
+    calls the operator done, so the times are the device's. (Waiting on each
+    result from Python would be no substitute: ``wait_to_read()`` is itself
+    queued behind the work on cpu(0).) ``span`` says which row the operators
+    of a device belong on, or, if ``label`` is "copy", the copies between
+    devices. Call :meth:`spans` after the work.
     """
 
     def __init__(self, devices=()):
-        self._ready, self._threads = [], []  # (row, label, queued, ready) per result
-        self._lock = threading.Lock()
+        self._rows = {}  # profiler's device name ("cpu/1", "gpu/0") or "copy" -> (row, label)
         synchronize(devices)
+        if not _profiler_on:  # configure once: MXNet refuses a second configuration
+            mxnet.profiler.set_config(profile_imperative=True, profile_memory=False, profile_api=False,
+                                      aggregate_stats=False, filename=str(_PROFILE))
+            atexit.register(_PROFILE.unlink, missing_ok=True)
+            _profiler_on.append(True)
+        self._begin = time.time()  # the profiler's clock (microseconds since the epoch)
+        mxnet.profiler.set_state("run")
 
     @contextmanager
-    def span(self, row, device=None, label=""):
-        """Yield ``watch(arrays)``, which notes when each array queued in the block is ready."""
-        queued = time.perf_counter()
-
-        def watch(arrays):
-            def wait_each():
-                for a in arrays:
-                    a.wait_to_read()
-                    with self._lock:
-                        self._ready.append((row, label, queued, time.perf_counter()))
-            thread = threading.Thread(target=wait_each, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-            return arrays
-
-        yield watch
+    def span(self, row, device, label=""):
+        """Put the operators that run on ``device`` (all copies if label is "copy") on ``row``."""
+        self._rows["copy" if label == "copy" else f"{device.device_type}/{device.device_id}"] = (row, label)
+        yield
 
     def spans(self):
-        """The observed spans in seconds (waits for the watcher threads first)."""
-        for thread in self._threads:
-            thread.join()
-        out = []
-        for row in dict.fromkeys(r[0] for r in self._ready):
-            mine = sorted((r for r in self._ready if r[0] == row), key=lambda r: r[3])
-            ends = [r[3] for r in mine]
-            gap = median([b - a for a, b in zip(ends, ends[1:])] or [ends[0] - mine[0][2]])
-            previous = mine[0][2]
-            for _, label, queued, ready in mine:
-                out.append(Span(row, max(queued, previous, ready - gap), ready, label))
-                previous = ready
-        return out
+        """The recorded spans in seconds (waits for the work and stops the profiler first)."""
+        synchronize()
+        mxnet.profiler.set_state("stop")
+        mxnet.profiler.dump(finished=False)  # appends the new events; the list stays open
+        text = _PROFILE.read_text().rstrip().rstrip(",")
+        try:
+            events = json.loads(text)["traceEvents"]
+        except ValueError:
+            events = json.loads(text + "]}")["traceEvents"]
+        devices = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+        started, out = {}, []
+        for e in sorted(events, key=lambda e: e.get("ts", 0)):
+            if e.get("ph") not in ("B", "E") or e["ts"] < self._begin * 1e6:
+                continue
+            key = (e["pid"], e["tid"], e["name"])
+            if e["ph"] == "B":
+                started[key] = e["ts"]
+            elif key in started and e["name"] not in _ENGINE_OPS:
+                row = self._rows.get("copy" if e["name"].startswith("Copy") else devices.get(e["pid"]))
+                if row:
+                    out.append(Span(row[0], started.pop(key) / 1e6, e["ts"] / 1e6, row[1]))
+        order = [row for row, _ in self._rows.values()]
+        return sorted(out, key=lambda s: (order.index(s.row), s.start))
 
 
 def overlap_seconds(spans):
-    """How long at least two rows had a span in progress at the same time."""
+    """``(shared, total)``: how long two or more rows were busy at once, and the whole time."""
     events = sorted((t, d, s.row) for s in spans for t, d in ((s.start, 1), (s.end, -1)))
-    active, total, last = {}, 0.0, None
-    for t, d, row in events:
-        if last is not None and sum(1 for n in active.values() if n > 0) >= 2:
-            total += t - last
+    active, shared = {}, 0.0
+    for (t, d, row), (t_next, *_) in zip(events, events[1:] + [(0, 0, None)]):
         active[row] = active.get(row, 0) + d
-        last = t
-    return total
+        if sum(1 for n in active.values() if n > 0) >= 2:
+            shared += t_next - t
+    return shared, (events[-1][0] - events[0][0] if events else 0.0)
 
 
-@contextmanager
-def _no_timeline(*args, **kwargs):
-    yield lambda arrays: arrays
-
-
-def span(timeline, row, device=None, label=""):
-    """``timeline.span(...)``, or a context whose ``watch`` records nothing when timeline is None."""
-    return _no_timeline() if timeline is None else timeline.span(row, device, label)
+def span(timeline, row, device, label=""):
+    """``timeline.span(...)``, or a context that records nothing when timeline is None."""
+    return nullcontext() if timeline is None else timeline.span(row, device, label)
