@@ -65,13 +65,16 @@ CASES = {
 }
 CASES.update({f"torch_{name}": ["torch", f"{name}.py", *TINY, "--json"]
               for name in ("auto_parallelism", "async_computation", "parallelism_sweep")})
+# Two products at once with 2 OpenMP threads each hang MXNet's OpenBLAS; helpers must prevent it.
+CASES["omp2"] = ["auto_parallelism.py", "--size", "128", "--repeats", "1", "--json"]
+ENV = {"omp2": {"OMP_NUM_THREADS": "2"}}
 
 
-def start(args, tmp):
+def start(args, tmp, extra_env=None):
     cwd = SCRIPTS
     if args[0] == "torch":
         cwd, args = ROOT / "examples" / "pytorch", args[1:]
-    env = dict(os.environ, MPLBACKEND="Agg", EXAMPLE_ARGS="--size 48 --repeats 2")
+    env = dict(os.environ, MPLBACKEND="Agg", EXAMPLE_ARGS="--size 48 --repeats 2", **(extra_env or {}))
     if args[1] == NOTEBOOK:
         env.pop("MPLBACKEND")  # the kernel's inline backend keeps the PNGs
     return subprocess.Popen([sys.executable, *[a.replace("{tmp}", str(tmp)) for a in args]], cwd=cwd, env=env,
@@ -82,10 +85,15 @@ def start(args, tmp):
 def runs(tmp_path_factory):
     """Start every case at once; return name -> (exit status, stdout, stderr, tmp folder)."""
     tmp = tmp_path_factory.mktemp("mxnet")
-    procs = {name: start(args, tmp) for name, args in CASES.items()}
+    procs = {name: start(args, tmp, ENV.get(name)) for name, args in CASES.items()}
     done = {}
     for name, proc in procs.items():
-        out, err = proc.communicate(timeout=300)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            err += "\n(killed after 120 s: it hung)"
         done[name] = (proc.returncode, out, err, tmp)
     return done
 
@@ -106,10 +114,17 @@ def test_auto_parallelism_says_it_ran_on_cpu_contexts(runs):
     assert re.search(rf"^all 2 lanes together: {TIME}$", out, re.M)
     assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
     assert re.search(rf"^MXNet's profiler: the lanes computed at the same time for {TIME} of {TIME}$", out, re.M)
+    assert "Each CPU product runs on one thread (OMP_NUM_THREADS=1)" in out
     assert "the copy experiments need a GPU and are skipped" in out
     assert "gpu(" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
     assert (tmp / "auto" / "timeline-devices.png").read_bytes().startswith(b"\x89PNG")
     assert not (tmp / "auto" / "timeline-copy.png").exists()
+
+
+def test_two_cpu_contexts_do_not_hang_with_openmp_threads_set(runs):
+    """OMP_NUM_THREADS=2 in the environment would hang products on cpu(0) and cpu(1); the run finishes."""
+    values = json.loads(ok(runs, "omp2")[0])
+    assert values["mode"] == "cpu" and values["t_together"] > 0
 
 
 @pytest.mark.parametrize("name", ["auto_parallelism", "async_computation", "parallelism_sweep"])
@@ -264,7 +279,10 @@ def test_scripts_run_under_numpy_2():
 def helpers():
     if str(SCRIPTS) not in sys.path:
         sys.path.append(str(SCRIPTS))  # for its numpy_compat; appended, so the PyTorch helpers still win
-    return _load("mxnet_example_helpers", SCRIPTS / "helpers.py")
+    saved = dict(os.environ)
+    yield _load("mxnet_example_helpers", SCRIPTS / "helpers.py")
+    os.environ.clear()
+    os.environ.update(saved)  # helpers sets OMP_NUM_THREADS; later tests must not inherit it
 
 
 def test_timeline_shows_each_product_on_its_context(helpers):

@@ -37,6 +37,7 @@ print(f"device: {helpers.name(device)}; TF32 is off: every product is fp32.")
 if not gpus:
     print(f"{helpers.no_gpu_reason(options.device)}: running on the CPU, where MXNet's engine "
           "queues the work just as it would on a GPU.")
+    print(helpers.CPU_THREADS_NOTE)
 report.publish("devices", [helpers.name(device)])
 x = helpers.rand(options.size, device)
 

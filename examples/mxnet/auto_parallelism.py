@@ -42,6 +42,8 @@ else:
           "processor; all figures are CPU figures.")
 names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(lanes)]
 print("TF32 is off: every product is fp32.")
+if mode != "multi-gpu":
+    print(helpers.CPU_THREADS_NOTE)
 report.publish_all({"mode": mode, "n_gpus": len(gpus), "lanes": names, "products": PRODUCTS,
                     "devices": sorted({helpers.name(d) for d in lanes})})
 

@@ -27,6 +27,11 @@ import numpy_compat
 
 # The book's figures are fp32: keep cuBLAS from using TF32 on GPUs that have it.
 os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
+# MXNet's pip wheel links OpenBLAS 0.3.13 built with OpenMP for one caller at a time: two
+# products that run at once (on cpu(0) and cpu(1), say) with several OpenMP threads each hang
+# for good. One thread per product avoids that (MXNet's default is half the cores); it must be
+# set before MXNet loads OpenMP. See MEASUREMENTS.md.
+os.environ["OMP_NUM_THREADS"] = "1"
 numpy_compat.restore()  # before mxnet: numpy >= 1.24 lacks names that MXNet 1.9.1 binds
 import mxnet  # noqa: E402
 from mxnet import np, npx  # noqa: E402
@@ -41,6 +46,8 @@ from common.stats import matmul_flops, median, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
 FRAMEWORK = "mxnet"
+CPU_THREADS_NOTE = ("Each CPU product runs on one thread (OMP_NUM_THREADS=1): with more, MXNet's "
+                    "OpenBLAS hangs when two products run at once.")
 _PROFILE = Path(tempfile.gettempdir()) / f"mxnet-example-profile-{os.getpid()}.json"
 _profiler_on = []  # [True] once the profiler is configured
 _ENGINE_OPS = ("DeleteVariable", "WaitForVar", "WaitForAll")  # the engine's own, not our work

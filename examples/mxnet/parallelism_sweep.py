@@ -51,6 +51,8 @@ if not gpus:
           "cpu(0) and cpu(1)); the copy overlap needs a GPU.")
 for d in devices:
     print(f"{helpers.name(d)}: sizes {sizes[d]}, {PRODUCTS} products per job, TF32 off (fp32)")
+if options.device != "gpu":
+    print(helpers.CPU_THREADS_NOTE)
 report.publish("devices", [helpers.name(d) for d in devices])
 
 # %% tags=["sweep"]
