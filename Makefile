@@ -47,10 +47,13 @@ $(VENV_STAMP): requirements.txt
 	touch $@
 
 html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books from the recorded outputs (EXECUTE=1: record first, on a GPU machine)
+	@# A failed build forgets its doctrees: Sphinx would not repeat the warnings of pages it
+	@# does not read again, and the next build would pass with the broken pages.
 	@for lang in $(LANGUAGES); do \
 	  echo "Building the '$$lang' book"; \
 	  BOOK_LANGUAGE=$$lang $(BOOK_PYTHON) -m sphinx -b html -c conf $(SPHINXOPTS) \
-	    -d $(BUILDDIR)/doctrees/$$lang docs/$$lang $(HTMLDIR)/$$lang || exit 1; \
+	    -d $(BUILDDIR)/doctrees/$$lang docs/$$lang $(HTMLDIR)/$$lang \
+	  || { rm -rf $(BUILDDIR)/doctrees/$$lang; exit 1; }; \
 	done
 	cp conf/root-index.html $(HTMLDIR)/index.html
 	@echo "The HTML book is in $(HTMLDIR)/: open $(HTMLDIR)/index.html"

@@ -40,6 +40,7 @@ extensions = [
     "example_cells",  # example cells with recorded outputs, and measured values in the prose
     "execution_times",  # the table of how long each recorded example ran
     "language_switch",  # every page links to itself in the other language
+    "mathml",  # formulas as MathML, drawn by the browser offline
 ]
 # Figures are numbered, so :numref: works as in the original book.
 numfig = True
@@ -53,6 +54,10 @@ bibtex_reference_style = "author_year"
 # -----------------------
 
 html_theme = "sphinx_book_theme"
+# MathML made at build time instead of MathJax, which loads from the network.
+html_math_renderer = "mathml"
+# Without it the theme logs "Got invalid theme mode" in the console on a first visit.
+html_context = {"default_mode": "auto"}
 # Without it the Turkish default title has a double space.
 html_title = TITLES[language]
 templates_path = [str(CONF_DIR / "_templates")]

@@ -13,6 +13,7 @@ never shows code that differs from ``examples/``. A stale or missing recording f
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from pathlib import Path
 
@@ -104,7 +105,11 @@ class ExampleDirective(SphinxDirective):
                 raise self.error(f"example {framework}/{name}: {err}") from None
             for path in recording.example.sources() + [recording.example.recording]:
                 self.env.note_dependency(str(path))
-            body += [".. rst-class:: recording-stamp", "", stamp_text(recording.stamp, framework), ""]
+            script = recording.example.script
+            relative = os.path.relpath(script, Path(self.env.doc2path(self.env.docname)).parent)
+            body += [".. rst-class:: recording-stamp", "", stamp_text(recording.stamp, framework), "",
+                     ".. rst-class:: example-download", "",
+                     f":download:`{_('Download %s') % script.name} <{relative}>`", ""]
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
             lines += textwrap.indent("\n".join(body), "      ").splitlines() + [""]
         container = nodes.container(classes=["example"])

@@ -52,7 +52,7 @@ def run(x):
 
 def run_lane(i, timeline=None):
     """Run lane i's job on its device (and record when it ran)."""
-    with helpers.span(timeline, names[i], lanes[i]):
+    with helpers.on(lanes[i]), helpers.span(timeline, names[i], lanes[i]):
         return run(xs[i])
 
 

@@ -100,6 +100,12 @@ def name(device, lane=None):
     return device_label(label, cpu_model())
 
 
+def on(device):
+    """Make ``device`` current in this thread: a new thread has no CUDA context yet."""
+    device = torch.device(device)
+    return torch.cuda.device(device) if device.type == "cuda" else nullcontext()
+
+
 def synchronize(devices):
     """Wait until every queued job on every listed device is done.
 
