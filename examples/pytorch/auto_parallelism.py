@@ -52,7 +52,8 @@ def run(x):
 
 def run_lane(i, timeline=None):
     """Run lane i's job on its device (and record when it ran)."""
-    with helpers.on(lanes[i]), helpers.span(timeline, names[i], lanes[i]):
+    helpers.bind(lanes[i])  # the lane's thread may be new; every device is idle here
+    with helpers.span(timeline, names[i], lanes[i]):
         return run(xs[i])
 
 

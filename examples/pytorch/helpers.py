@@ -100,10 +100,16 @@ def name(device, lane=None):
     return device_label(label, cpu_model())
 
 
-def on(device):
-    """Make ``device`` current in this thread: a new thread has no CUDA context yet."""
+def bind(device):
+    """Make ``device``'s CUDA context current in this thread, as cuBLAS expects.
+
+    A new thread has no current context; any CUDA runtime call binds the
+    device's primary context. Call it only where the device is idle anyway.
+    """
     device = torch.device(device)
-    return torch.cuda.device(device) if device.type == "cuda" else nullcontext()
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.cuda.synchronize(device)
 
 
 def synchronize(devices):
