@@ -208,3 +208,18 @@ def test_efficiency_plot_skips_missing_points(tmp_path):
     assert [len(line.get_xdata()) for line in lines] == [2, 1]
     path = make_report(figures=str(tmp_path)).figure(fig, "sweep")
     assert path.read_bytes().startswith(PNG)
+
+
+def test_in_turns_times_every_case_once_per_round():
+    """Cases are timed in turns (a, b, a, b, ...) after one warm-up each, and each gets its own median."""
+    calls = []
+
+    def fake_measure_all(job, devices, repeats, warmup):
+        calls.append((job(), repeats, warmup))
+        return [float(len(calls))] * repeats
+
+    medians = stats.in_turns(fake_measure_all, {"a": (lambda: "a", []), "b": (lambda: "b", [])}, repeats=3)
+    assert calls[:2] == [("a", 0, 1), ("b", 0, 1)]
+    assert [job for job, _, _ in calls[2:]] == ["a", "b"] * 3
+    assert all(repeats == 1 and warmup == 0 for _, repeats, warmup in calls[2:])
+    assert medians == {"a": 5.0, "b": 6.0}

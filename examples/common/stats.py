@@ -25,6 +25,24 @@ def median(values: Iterable[float]) -> float:
     return float(statistics.median(values))
 
 
+def in_turns(measure_all, cases: dict, repeats: int, warmup: int = 1) -> dict:
+    """Medians of several timed cases, measured in turns: each round times every case once.
+
+    ``cases`` maps a name to ``(job, devices)``; ``measure_all(job, devices,
+    repeats, warmup)`` is the framework's timer, returning a list of seconds.
+    Taking turns spreads the slow drifts of a shared machine (other work, clock
+    changes) over every case alike, so that their ratios, such as a parallel
+    efficiency, compare like with like.
+    """
+    for job, devices in cases.values():
+        measure_all(job, devices, 0, warmup)
+    times = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, (job, devices) in cases.items():
+            times[name] += measure_all(job, devices, 1, 0)
+    return {name: median(values) for name, values in times.items()}
+
+
 def _known(*values: Number) -> bool:
     return all(v is not None and math.isfinite(v) for v in values)
 

@@ -75,13 +75,15 @@ results = [run_lane(i) for i in range(len(lanes))]  # warm up every lane once
 helpers.synchronize(lanes)
 
 # %% tags=["devices-alone"]
-t_alone = [helpers.measure(partial(run_lane, i), [lanes[i]], options.repeats)
-           for i in range(len(lanes))]
-for name, t in zip(names, t_alone):
-    print(f"{name} alone: {seconds(t)}")
+cases = {i: (partial(run_lane, i), [lanes[i]]) for i in range(len(lanes))}
+cases["together"] = (run_together, lanes)  # timed in turns with the lanes alone: same conditions
+times = helpers.measure_in_turns(cases, options.repeats)
+t_alone = [times[i] for i in range(len(lanes))]
+for name, t_i in zip(names, t_alone):
+    print(f"{name} alone: {seconds(t_i)}")
 
 # %% tags=["devices-together"]
-t_together = helpers.measure(run_together, lanes, options.repeats)
+t_together = times["together"]  # measured above, in turns with each lane alone
 parallel_eff = parallel_efficiency(t_alone, t_together)
 print(f"all {len(lanes)} lanes together: {seconds(t_together)}")
 print(f"parallel efficiency, max(alone) / together: {fraction(parallel_eff)}")

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common.machine import cpu_model, device_label  # noqa: E402
 from common.options import fail, install_error_hook, oom_message, parse_options  # noqa: E402
 from common.report import Report, fraction, seconds  # noqa: E402,F401
-from common.stats import matmul_flops, median, size_for_time  # noqa: E402
+from common.stats import in_turns, matmul_flops, median, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
 FRAMEWORK = "pytorch"
@@ -156,6 +156,11 @@ def measure_all(job, devices, repeats, warmup=1):
 def measure(job, devices, repeats, warmup=1):
     """The median of :func:`measure_all` in seconds."""
     return median(measure_all(job, devices, repeats, warmup))
+
+
+def measure_in_turns(cases, repeats, warmup=1):
+    """Medians of several ``name: (job, devices)`` cases timed in turns (common.stats.in_turns)."""
+    return in_turns(measure_all, cases, repeats, warmup)
 
 
 _LANE_THREADS = {}  # lane index -> its one worker thread, kept from call to call
