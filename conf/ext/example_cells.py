@@ -38,7 +38,7 @@ def recording_for(env, framework: str, name: str):
     return cache[key]
 
 
-def stamp_text(stamp: dict, framework: str) -> str:
+def stamp_text(stamp: dict) -> str:
     """One line that says where and when the outputs above were produced."""
     machine = stamp["machine"]
     gpus = machine["gpus"]
@@ -107,7 +107,7 @@ class ExampleDirective(SphinxDirective):
                 self.env.note_dependency(str(path))
             script = recording.example.script
             relative = os.path.relpath(script, Path(self.env.doc2path(self.env.docname)).parent)
-            body += [".. rst-class:: recording-stamp", "", stamp_text(recording.stamp, framework), "",
+            body += [".. rst-class:: recording-stamp", "", stamp_text(recording.stamp), "",
                      ".. rst-class:: example-download", "",
                      f":download:`{_('Download %s') % script.name} <{relative}>`", ""]
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]

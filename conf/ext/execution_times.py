@@ -35,7 +35,7 @@ class ExecutionTimes(SphinxDirective):
         body = nodes.tbody()
         for runtime, example, stamp in rows:
             cells = [example.script.name, FRAMEWORK_TITLES[example.framework], f"{runtime:.1f}",
-                     stamp_text(stamp, example.framework)]
+                     stamp_text(stamp)]
             body += self.row(cells)
         group += body
         return [table]
