@@ -45,7 +45,7 @@ from mxnet import np, npx  # noqa: E402
 npx.set_np()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import hardware  # noqa: E402
+from common import hardware, i18n  # noqa: E402
 from common.machine import cpu_model, device_label  # noqa: E402
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options  # noqa: E402
 from common.report import Report, fraction, seconds, timing  # noqa: E402,F401
@@ -61,10 +61,27 @@ CPU_THREADS_NOTE = (
     "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves\n"
     "one OpenMP caller at a time; with 2 threads each, two products at once never\n"
     "finished in our tests on a 2-core machine (see MEASUREMENTS.md).")
+#: Figure texts of the MXNet twins that the PyTorch twins do not need (the rest: common.i18n).
+TEXTS = {
+    "en": {"copies_after_all": "all products queued, then all copies",
+           "copies_after_each": "each copy queued right after its product",
+           "two_contexts": "{device}: two jobs (cpu(0) and cpu(1))",
+           "one_context": "{device}: two jobs (one context)"},
+    "tr": {"copies_after_all": "önce tüm çarpımlar, sonra tüm kopyalar kuyruğa eklendi",
+           "copies_after_each": "her kopya kendi çarpımının hemen ardından kuyruğa eklendi",
+           "two_contexts": "{device}: iki iş (cpu(0) ve cpu(1))",
+           "one_context": "{device}: iki iş (tek bağlam)"},
+}
 # What start() and choose_size() settled, for benchmark() and the out-of-memory message.
 _settings = {"repeats": 3, "size": None}
 _why_no_gpu = ["this MXNet build has no CUDA" if not mxnet.runtime.Features().is_enabled("CUDA")
                else "npx.num_gpus() is 0"]
+
+
+def text(lang, key, **values):
+    """A figure text in ``lang``: the MXNet twins' own (TEXTS) or the shared one (common.i18n)."""
+    own = TEXTS[lang].get(key)
+    return own.format(**values) if own else i18n.text(lang, key, **values)
 
 
 def start(doc, keys=(), add_arguments=None):
@@ -179,11 +196,13 @@ def count_equal(hosts, results):
 
 class Samples(list):
     """The timed samples of one case (seconds); ``lanes`` holds, for a case of
-    several lanes, each lane's own finish times."""
+    lanes, each lane's own finish times, and ``spans``, for each sample, the
+    operators that MXNet's profiler saw, on rows named by :func:`profiler_row`."""
 
     def __init__(self, values=(), lanes=None):
         super().__init__(values)
         self.lanes = lanes or {}
+        self.spans = []
 
 
 def _contexts(result):
@@ -207,7 +226,7 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
             result, contexts = case(), {}
         else:  # each lane's job only queues its work, so all are queued from here
             result = {lane: function() for lane, function in case.items()}
-            contexts = {lane: {_row(c) for c in _contexts(r)} for lane, r in result.items()}
+            contexts = {lane: {profiler_row(c) for c in _contexts(r)} for lane, r in result.items()}
         if wait:
             synchronize()
         elapsed = time.perf_counter() - begin
@@ -222,6 +241,7 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
         for elapsed, (begin, end), contexts in samples:
             mine = [s for s in spans if begin <= s.start and s.end <= end]
             out[label].append((busy_seconds(mine) if clock == "gpu" else elapsed) / per)
+            out[label].spans.append(mine)
             for lane, rows in contexts.items():
                 out[label].lanes[lane].append((max(s.end for s in mine if s.row in rows) - begin) / per)
     return out
@@ -273,6 +293,12 @@ def cpu_size_for(seconds_target, products, largest, device=None):
     return size
 
 
+def cpu_size_like_gpu(gpu, size):
+    """The size on cpu(0) whose job takes as long as the GPU's job at ``size``."""
+    t_gpu = matmul_flops(size, PRODUCTS) / matmul_rate(gpu, size)
+    return cpu_size_for(t_gpu, PRODUCTS, size)
+
+
 def choose_size(options, report, device, largest=GPU_SIZE):
     """The matrix side of a job: print it and publish it (once) as ``size``.
 
@@ -315,32 +341,37 @@ def _cuda_properties(gpu):
 
 
 def peak_rates(gpu):
-    """The GPU's theoretical peaks, read from the hardware (common.hardware, NVML)."""
+    """The GPU's theoretical peaks, link in GB/s and fp32 in TFLOP/s, read from the
+    hardware (common.hardware, through NVML); nan where they cannot be read."""
     try:
         found = hardware.gpu_peaks(*_cuda_properties(gpu))
     except OSError as exc:
-        found = {"link_peak_gbps": None, "fp32_peak_tflops": None, "problem": str(exc)}
+        found = {"link_peak_gbps": None, "fp32_peak_tflops": None, "problem": f"CUDA driver: {exc}"}
     if found["problem"]:
         print(f"note: no peak from the hardware: {found['problem']}")
-    return {"link": found["link_peak_gbps"], "fp32": found["fp32_peak_tflops"], "found": found}
+    unknown = float("nan")  # printed as nan, published as None
+    return {"link": found["link_peak_gbps"] or unknown, "fp32": found["fp32_peak_tflops"] or unknown}
+
+
+#: What best_rates() measures: copies of these many MiB, products of these sizes.
+BEST_COPY_MIB, BEST_PRODUCT_SIZES = (64, 256, 1024), (4096, 8192)
 
 
 def best_rates(gpu, repeats=3):
-    """The best measured rates: device-to-host copies into pinned memory of 64 MiB,
-    256 MiB and 1 GiB in GB/s, and products of 4096 and 8192 in TFLOP/s, each
-    timed as the device's busy time in MXNet's profiler (medians), the best
-    size taken."""
+    """The best measured rates: device-to-host copies into pinned memory (BEST_COPY_MIB)
+    in GB/s and products (BEST_PRODUCT_SIZES) in TFLOP/s, each timed as the
+    device's busy time in MXNet's profiler (medians), the best size taken."""
     link, fp32 = [], []
-    for mib in (64, 256, 1024):
+    for mib in BEST_COPY_MIB:
         source = np.zeros(mib * 2**18, ctx=gpu)  # fp32: 4 bytes each
         target = np.zeros(source.shape, ctx=npx.cpu_pinned())
         times = measure({"copy": lambda: source.copyto(target)}, [gpu], clock="gpu", repeats=repeats)["copy"]
         link.append(rate(source.size * 4, median(times), 1e9))
         del source, target
-    for n in (4096, 8192):
+    for n in BEST_PRODUCT_SIZES:
         a = rand(n, gpu)
         times = measure({"product": lambda: a.dot(a)}, [gpu], clock="gpu", repeats=repeats)["product"]
-        fp32.append(rate(matmul_flops(n), median(times), 1e12))
+        fp32.append(rate(matmul_flops(a.shape[0]), median(times), 1e12))
         del a
     return {"link": max(link), "fp32": max(fp32)}
 
@@ -352,7 +383,7 @@ _profiler_on = []  # [True] once the profiler is configured
 _ENGINE_OPS = ("DeleteVariable", "WaitForVar", "WaitForAll")  # the engine's own, not our work
 
 
-def _row(ctx):
+def profiler_row(ctx):
     """The profiler's name of a context's device: ``cpu/0``, ``gpu/1``."""
     return f"{ctx.device_type}/{ctx.device_id}"
 
@@ -383,7 +414,7 @@ class Timeline:
     @contextmanager
     def span(self, row, device, label=""):
         """Put the operators that run on ``device`` (all copies if label is "copy") on ``row``."""
-        self._rows["copy" if label == "copy" else _row(device)] = (row, label)
+        self._rows["copy" if label == "copy" else profiler_row(device)] = (row, label)
         yield
 
     def device_spans(self):
@@ -441,3 +472,16 @@ def overlap_seconds(spans):
         if sum(1 for n in active.values() if n > 0) >= 2:
             shared += t_next - t
     return shared, (events[-1][0] - events[0][0] if events else 0.0)
+
+
+def copy_spans(gpu, queue):
+    """Run ``queue()`` (products on ``gpu`` and copies of their results to the
+    host) once; return when each product and each copy ran, on the rows
+    "compute_stream" and "copy_stream" (i18n keys: MXNet's engine gives the
+    copies a stream of their own)."""
+    timeline = Timeline()
+    with timeline.span("compute_stream", gpu, "product"), timeline.span("copy_stream", None, "copy"):
+        results = queue()
+    spans = timeline.spans()
+    del results
+    return spans
