@@ -248,21 +248,29 @@ def test_async_computation_labels(runs):
     assert values["speedup_read_once"] == pytest.approx(values["t_read_each_step"] / values["t_read_once"])
 
 
+def auto_size_and_job_time(out):
+    (size,) = re.findall(r"^size: (\d+) \(--size auto: one job takes about 0\.3 s on this CPU\)$", out, re.M)
+    return int(size), float(re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M).group(1))
+
+
 def test_size_auto_is_chosen_by_timing_and_printed(runs):
     """--size auto (the default) picks, on a CPU context, the size at which one job takes about
-    0.3 s, prints it and publishes it; a broken choice (tiny or huge) fails the bounds."""
+    0.3 s, prints it once and uses it. The bounds are loose (a shared machine's load changes
+    rates many times over), but a broken choice, such as the smallest or the largest size,
+    fails them."""
     out, _ = ok(runs, "async_auto")
-    (size,) = re.findall(r"^size: (\d+) \(--size auto: one job takes about 0\.3 s on this CPU\)$", out, re.M)
-    assert 64 <= int(size) <= 4000
-    done = re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M)
-    assert done and 0.03 <= float(done.group(1)) <= 3.0, out  # 0.3 s, within a busy machine's factor 10
     never_claims_a_gpu(out)
+    size, t_job = auto_size_and_job_time(out)
+    if not 0.01 <= t_job <= 9.0:  # one more run, alone, before judging
+        size, t_job = auto_size_and_job_time(start("async_auto", "").communicate(timeout=300)[0])
+    assert 16 < size < 4000 and 0.01 <= t_job <= 9.0, (size, t_job)
 
 
 def test_parallelism_sweep_table_and_plot(runs):
     """One row per size on cpu(0) + cpu(1), no copy columns, the plot in both languages."""
     out, tmp = ok(runs, "sweep")
     assert "sweeping the CPU only (two jobs = the contexts cpu(0) and cpu(1))" in out
+    assert "size: 64 (the largest size swept on cpu(0) (" in out
     for n in (32, 64):
         assert re.search(rf"^ +{n} +\d+\.\d+ (s|µs) +\d+\.\d+ (s|µs) +\d+\.\d\d +n/a +n/a +n/a$", out, re.M), out
     never_claims_a_gpu(out)
@@ -501,11 +509,16 @@ def test_choose_size_publishes_once_and_times_cpu_contexts(helpers, monkeypatch,
 
 
 def test_cpu_size_for_aims_at_the_target_time(helpers):
-    """The chosen size's job takes about the target time (a factor 4 either way on a busy machine)."""
-    size = helpers.cpu_size_for(0.1, 50, 1024)
-    x = helpers.rand(size, helpers.cpu())
-    (took,) = helpers.measure({"job": lambda: [x.dot(x) for _ in range(50)]}, repeats=1).values()
-    assert 0.025 <= took[0] <= 0.4, (size, took)
+    """The chosen size's job takes about the target time (a factor 10 either way on a busy
+    machine, after a second try), and the size stays within its bounds."""
+    for _ in range(2):
+        size = helpers.cpu_size_for(0.1, 50, 1024)
+        x = helpers.rand(size, helpers.cpu())
+        (took,) = helpers.measure({"job": lambda: [x.dot(x) for _ in range(50)]}, repeats=1).values()
+        if 0.01 <= took[0] <= 1.0:
+            break
+    assert 16 < size <= 1024 and 0.01 <= took[0] <= 1.0, (size, took)
+    assert helpers.cpu_size_for(100, 50, 96) == 96
 
 
 def test_timeline_shows_each_product_on_its_context(helpers):
