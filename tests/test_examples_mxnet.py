@@ -155,27 +155,51 @@ def never_claims_a_gpu(out):
 
 
 def test_auto_parallelism_says_it_ran_on_cpu_contexts(runs):
-    """Without a GPU for MXNet the reader is told so, sees cpu(0) and cpu(1) by model, each job's
-    time with its spread, the slowdowns, and the profiler's view of the two contexts."""
+    """Without a GPU for MXNet the reader is told so, sees cpu(0) and cpu(1) by model, why each
+    product has one thread, and no GPU figure."""
     out, tmp = ok(runs, "auto")
     assert f"{NO_GPU}: two jobs on the CPU contexts cpu(0) and cpu(1)" in out
     assert "all figures are CPU figures" in out and "size: 48 (--size)" in out
     assert "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13" in out
+    assert "the copy timings need a GPU and are left out" in out and "no copy timeline" in out
+    never_claims_a_gpu(out)
+    assert not list((tmp / "auto").glob("timeline-copy*"))
+
+
+def test_auto_parallelism_prints_each_jobs_time_and_slowdown(runs):
+    """Each job alone and both together, medians with spread; each job's own finish time when
+    together; the efficiency; and each slowdown = the job's time together / alone, as printed."""
+    out, _ = ok(runs, "auto")
     for job in (0, 1):
         assert re.search(rf"^cpu\({job}\) \(.+\): 50 products of 48x48$", out, re.M), out
         assert re.search(rf"^cpu\({job}\) \(.+\) alone: ({TIME})$", out, re.M), out
         assert re.search(rf"^  job {job} finished after ({TIME})$", out, re.M), out
     assert re.search(rf"^both together: ({TIME})$", out, re.M)
     assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    assert re.search(r"^slowdown of each job, its time together / alone: cpu\(0\) \(.+\) \d+\.\d\d, "
-                     r"cpu\(1\) \(.+\) \d+\.\d\d$", out, re.M)
-    assert re.search(rf"^MXNet's profiler, both together: the jobs computed at the same time for\n"
-                     rf"  ({TIME}) of ({TIME})$", out, re.M), out
-    assert "the copy timings need a GPU and are left out" in out and "no copy timeline" in out
-    never_claims_a_gpu(out)
-    for lang in ("en", "tr"):
-        assert (tmp / "auto" / f"timeline-devices.{lang}.png").read_bytes().startswith(PNG)
-    assert not list((tmp / "auto").glob("timeline-copy*"))
+    printed = re.search(r"^slowdown of each job, its time together / alone: cpu\(0\) \(.+\) (\d+\.\d\d), "
+                        r"cpu\(1\) \(.+\) (\d+\.\d\d)$", out, re.M)
+    for job in (0, 1):
+        alone = re.search(rf"^cpu\({job}\) \(.+\) alone: (\d+\.\d{{4}}) s", out, re.M).group(1)
+        finished = re.search(rf"^  job {job} finished after (\d+\.\d{{4}}) s", out, re.M).group(1)
+        assert float(printed.group(job + 1)) == pytest.approx(float(finished) / float(alone), rel=0.1, abs=0.02)
+
+
+def test_auto_parallelism_prints_the_profilers_view(runs):
+    """On few cores the efficiency cannot tell 'one after another' from 'together on too few
+    cores'; the output gives the profiler's time with both contexts computing at once."""
+    out, _ = ok(runs, "auto")
+    shared = re.search(rf"^MXNet's profiler, both together: the jobs computed at the same time for\n"
+                       rf"  ({TIME}) of ({TIME})$", out, re.M)
+    assert shared, out
+    both = float(re.search(r"^both together: (\d+\.\d{4}) s", out, re.M).group(1))
+    total = float(shared.group(2).split(" ")[0]) / (1e6 if "µs" in shared.group(2) else 1)
+    assert 0 < total <= both * 1.1 + 1e-3, (total, both)
+
+
+def test_auto_parallelism_draws_the_timeline_in_both_languages(runs):
+    _, tmp = ok(runs, "auto")
+    english, turkish = ((tmp / "auto" / f"timeline-devices.{lang}.png").read_bytes() for lang in ("en", "tr"))
+    assert english.startswith(PNG) and turkish.startswith(PNG) and english != turkish
 
 
 def test_copy_check_runs_on_cpu_contexts_and_says_why_no_wait_is_right(runs):
@@ -473,17 +497,24 @@ def test_benchmark_prints_medians_with_spread_and_times_in_turns(helpers, capsys
 def test_lanes_finish_times_and_device_time_come_from_the_profiler(helpers):
     """Each lane's own finish time is the end of its last operator; the device's busy time of a
     loop of small steps is at most the wall time, and above zero."""
-    xs = [helpers.rand(64, helpers.cpu(i)) for i in (0, 1)]
-    jobs = [lambda x=x: [x.dot(x) for _ in range(20)] for x in xs]
+    import time
+    xs = [helpers.rand(128, helpers.cpu(i)) for i in (0, 1)]
+    jobs = [lambda: [xs[0].dot(xs[0]) for _ in range(2)], lambda: [xs[1].dot(xs[1]) for _ in range(40)]]
     together = helpers.measure({"both": jobs}, repeats=2)["both"]
     assert set(together.lanes) == {0, 1} and all(len(v) == 2 for v in together.lanes.values())
     assert all(0 < t <= total + 1e-3 for lane in together.lanes.values() for t, total in zip(lane, together))
+    assert max(together.lanes[0]) < min(together.lanes[1])  # 2 products end before 40
     assert {s.row for s in together.spans[-1]} == {"cpu/0", "cpu/1"}
-    host = helpers.measure({"loop": jobs[0]}, repeats=2)["loop"]
-    busy = helpers.measure({"loop": jobs[0]}, clock="gpu", repeats=2)["loop"]
-    assert all(0 < b for b in busy) and min(busy) <= max(host)
+
+    def gap():  # two small products with 50 ms of Python between them
+        xs[0].dot(xs[0])
+        time.sleep(0.05)
+        return xs[0].dot(xs[0])
+    host = helpers.measure({"gap": gap}, repeats=2)["gap"]
+    busy = helpers.measure({"gap": gap}, clock="gpu", repeats=2)["gap"]
+    assert all(0 < b < 0.04 for b in busy) and min(host) >= 0.05, (busy, host)
     with pytest.raises(ValueError, match="clock"):
-        helpers.measure({"loop": jobs[0]}, clock="wall")
+        helpers.measure({"gap": gap}, clock="wall")
 
 
 def test_choose_size_publishes_once_and_times_cpu_contexts(helpers, monkeypatch, capsys):
@@ -562,3 +593,15 @@ def test_helpers_name_contexts_and_recognise_memory_errors(helpers):
     assert helpers.is_out_of_memory(mxnet.base.MXNetError("Failed to allocate CPU Memory"))
     assert helpers.is_out_of_memory(MemoryError())
     assert not helpers.is_out_of_memory(mxnet.base.MXNetError("shape mismatch"))
+
+
+def test_errors_that_a_smaller_size_avoids_are_one_line(helpers):
+    """Out of memory, and (where memory suffices) MXNet's int32 limit on elements per array."""
+    import mxnet
+    too_many = mxnet.base.MXNetError("Check failed: Size of tensor you are trying to allocate is "
+                                     "larger than 2^31 elements. Please build with USE_INT64_TENSOR_SIZE=1")
+    assert helpers.error_message(too_many, 50000) == (
+        "--size 50000 is too large for this MXNet build (at most 2^31 - 1 elements per array, "
+        "i.e. --size 46340); try a smaller --size")
+    assert "out of memory on the CPU at --size 8000" in helpers.error_message(MemoryError(), 8000)
+    assert helpers.error_message(mxnet.base.MXNetError("shape mismatch"), 8000) is None

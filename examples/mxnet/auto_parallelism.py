@@ -70,8 +70,7 @@ times = helpers.benchmark({
 alone_0, alone_1, together = times.values()
 t_alone = [median(alone_0), median(alone_1)]
 parallel_eff = parallel_efficiency(t_alone, median(together))
-slowdowns = [slowdown(median(alone.lanes[i]), median(together.lanes[i]))
-             for i, alone in enumerate((alone_0, alone_1))]
+slowdowns = [slowdown(t, median(together.lanes[i])) for i, t in enumerate(t_alone)]
 print(f"parallel efficiency, max(alone) / together: {helpers.fraction(parallel_eff)}")
 print("slowdown of each job, its time together / alone: "
       + ", ".join(f"{name} {helpers.fraction(s)}" for name, s in zip(names, slowdowns)))

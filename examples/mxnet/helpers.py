@@ -87,23 +87,25 @@ def text(lang, key, **values):
 def start(doc, keys=(), add_arguments=None):
     """Parse the options (3 repeats by default) and return ``(options, report)``.
 
-    Products are fp32 (MXNet's default). Out-of-memory errors from here on end
-    with one line that suggests a smaller --size instead of a traceback.
+    Products are fp32 (MXNet's default). Errors that :func:`error_message`
+    knows end from here on with one line instead of a traceback.
     """
     options = parse_options(doc, add_arguments=add_arguments, repeats=3)
     _settings["repeats"] = options.repeats
-
-    def explain(exc):
-        size = _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)
-        if "larger than 2^31 elements" in str(exc):  # the pip builds index arrays with int32
-            return (f"--size {size} is too large for this MXNet build (at most 2^31 - 1 "
-                    "elements per array, i.e. --size 46340); try a smaller --size")
-        if not is_out_of_memory(exc):
-            return None
-        return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
-
-    install_error_hook(explain)
+    install_error_hook(lambda exc: error_message(
+        exc, _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)))
     return options, Report(options, keys)
+
+
+def error_message(exc, size):
+    """One line for an error that a smaller --size avoids (out of memory, or more elements
+    than this MXNet build can index); None for any other error."""
+    if "larger than 2^31 elements" in str(exc):  # the pip builds index arrays with int32
+        return (f"--size {size} is too large for this MXNet build (at most 2^31 - 1 "
+                "elements per array, i.e. --size 46340); try a smaller --size")
+    if not is_out_of_memory(exc):
+        return None
+    return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
 
 
 def is_out_of_memory(exc):
