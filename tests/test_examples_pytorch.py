@@ -350,6 +350,8 @@ def test_cpu_threads_are_fixed_in_every_lane(helpers):
     import torch
     before = torch.get_num_threads()
     try:
+        helpers.use_cpu_threads(2)
+        assert helpers.run_in_lane(5, torch.get_num_threads) == 2  # the lane's thread exists now
         helpers.use_cpu_threads(1)
         assert helpers.run_in_lane(5, torch.get_num_threads) == 1
         assert helpers.cpu_threads_next_to_a_gpu() == max(1, len(os.sched_getaffinity(0)) - 1)
@@ -400,3 +402,15 @@ def test_out_of_memory_errors_are_recognised(helpers):
 def test_cpu_is_named_by_model_and_gpus_respect_device_cpu(helpers):
     assert helpers.name("cpu").startswith("cpu (") and helpers.name("cpu", 1).startswith("cpu thread 1 (")
     assert helpers.gpus("cpu") == []
+
+
+def test_synchronize_waits_for_every_listed_gpu(helpers, monkeypatch):
+    """torch.cuda.synchronize() alone waits only for the current GPU: the helper names each GPU."""
+    import torch
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    helpers.synchronize([torch.device("cuda", 0), "cpu", torch.device("cuda", 1)])
+    assert calls == [torch.device("cuda", 0), torch.device("cuda", 1)]
+    calls.clear()
+    helpers.synchronize(torch.device("cuda", 1))
+    assert calls == [torch.device("cuda", 1)]
