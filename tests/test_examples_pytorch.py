@@ -144,12 +144,15 @@ def test_auto_parallelism_json(runs):
     for key in ("t_alone_0", "t_alone_1", "t_together"):
         low, high = values[f"{key}_spread"]
         assert 0 < low <= values[key] <= high
-    if not efficiencies_in_range(values, ["parallel_eff"]):
-        values = rerun_json("auto_json")
-    assert efficiencies_in_range(values, ["parallel_eff"]), values
     assert values["parallel_eff"] == pytest.approx(max(values["t_alone_0"], values["t_alone_1"])
                                                    / values["t_together"])
-    assert values["slowdown_0"] > 0.2 and values["slowdown_1"] > 0.2
+
+    def sane(values):
+        return efficiencies_in_range(values, ["parallel_eff"]) and all(
+            0.1 < values[k] < 10 for k in ("slowdown_0", "slowdown_1"))
+    if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
+        values = rerun_json("auto_json")
+    assert sane(values), values
 
 
 def test_async_computation_is_honest_about_the_cpu(runs):
