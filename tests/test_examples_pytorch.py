@@ -257,6 +257,7 @@ def test_executes_as_a_notebook(runs):
     outputs = {t: c["outputs"] for c in cells for t in c.get("metadata", {}).get("tags", [])}
     figures = [o for o in outputs["timeline-devices"] if "image/png" in o.get("data", {})]
     assert [o["metadata"]["book_language"] for o in figures] == ["en", "tr"]
+    assert len(outputs["timeline-devices"]) == 2, "the figures and nothing else"
     glued = [o["metadata"]["scrapbook"]["name"] for c in cells for o in c["outputs"]
              if "scrapbook" in o.get("metadata", {})]
     assert len(glued) == len(set(glued)), sorted(k for k in glued if glued.count(k) > 1)
