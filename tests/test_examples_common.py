@@ -216,6 +216,7 @@ def test_finish_publishes_none_for_missing_keys_and_json_is_the_only_output(caps
     assert out.count("\n") == 1
     assert json.loads(out) == values == {"size": 64, "repeats": 2, "a": 1.25, "t_b": None,
                                          "t_b_spread": None}
+    assert list(json.loads(out)) == ["a", "t_b", "t_b_spread", "size", "repeats"], "the contract's order"
 
 
 def test_formatting():
@@ -353,7 +354,8 @@ def test_figure_is_drawn_in_every_language_with_its_metadata(tmp_path, monkeypat
         drawn.append(lang)
         return plots.draw_efficiency({"x": ([64, 256], [0.5, 0.9])}, lang)
 
-    paths = rep.figure(draw, "sweep")
+    assert rep.figure(draw, "sweep") is None  # a cell ending with it shows only the figures
+    paths = rep.saved
     assert drawn == ["en", "tr"]
     assert [m for _, m in shown] == [{"book_language": "en"}, {"book_language": "tr"}]
     assert all(base64.b64decode(d["image/png"]).startswith(PNG) for d, _ in shown)
@@ -379,8 +381,9 @@ def test_timeline_draws_a_png(tmp_path):
     tr.canvas.draw()
     assert [t.get_text() for t in tr.axes[0].get_yticklabels()] == ["cpu 0", "cpu 1"], "rows keep their names"
     assert any("," in t.get_text() for t in tr.axes[0].get_xticklabels()), "decimal comma in Turkish"
-    paths = make_report(figures=str(tmp_path / "figs")).figure(lambda lang: timeline.draw_timeline(
-        {"alone": spans}, lang), "timeline-devices")
+    rep = make_report(figures=str(tmp_path / "figs"))
+    rep.figure(lambda lang: timeline.draw_timeline({"alone": spans}, lang), "timeline-devices")
+    paths = rep.saved
     assert paths[0] == tmp_path / "figs" / "timeline-devices.en.png"
     assert paths[0].read_bytes().startswith(PNG) and paths[0].stat().st_size > 2000
     fig = timeline.draw_timeline({"one stream": [timeline.Span("s", 0, 1, "product"),

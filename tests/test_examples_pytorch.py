@@ -144,12 +144,15 @@ def test_auto_parallelism_json(runs):
     for key in ("t_alone_0", "t_alone_1", "t_together"):
         low, high = values[f"{key}_spread"]
         assert 0 < low <= values[key] <= high
-    if not efficiencies_in_range(values, ["parallel_eff"]):
-        values = rerun_json("auto_json")
-    assert efficiencies_in_range(values, ["parallel_eff"]), values
     assert values["parallel_eff"] == pytest.approx(max(values["t_alone_0"], values["t_alone_1"])
                                                    / values["t_together"])
-    assert values["slowdown_0"] > 0.2 and values["slowdown_1"] > 0.2
+
+    def sane(values):
+        return efficiencies_in_range(values, ["parallel_eff"]) and all(
+            0.1 < values[k] < 10 for k in ("slowdown_0", "slowdown_1"))
+    if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
+        values = rerun_json("auto_json")
+    assert sane(values), values
 
 
 def test_async_computation_is_honest_about_the_cpu(runs):
@@ -254,6 +257,7 @@ def test_executes_as_a_notebook(runs):
     outputs = {t: c["outputs"] for c in cells for t in c.get("metadata", {}).get("tags", [])}
     figures = [o for o in outputs["timeline-devices"] if "image/png" in o.get("data", {})]
     assert [o["metadata"]["book_language"] for o in figures] == ["en", "tr"]
+    assert len(outputs["timeline-devices"]) == 2, "the figures and nothing else"
     glued = [o["metadata"]["scrapbook"]["name"] for c in cells for o in c["outputs"]
              if "scrapbook" in o.get("metadata", {})]
     assert len(glued) == len(set(glued)), sorted(k for k in glued if glued.count(k) > 1)
@@ -350,6 +354,8 @@ def test_cpu_threads_are_fixed_in_every_lane(helpers):
     import torch
     before = torch.get_num_threads()
     try:
+        helpers.use_cpu_threads(2)
+        assert helpers.run_in_lane(5, torch.get_num_threads) == 2  # the lane's thread exists now
         helpers.use_cpu_threads(1)
         assert helpers.run_in_lane(5, torch.get_num_threads) == 1
         assert helpers.cpu_threads_next_to_a_gpu() == max(1, len(os.sched_getaffinity(0)) - 1)
@@ -400,3 +406,15 @@ def test_out_of_memory_errors_are_recognised(helpers):
 def test_cpu_is_named_by_model_and_gpus_respect_device_cpu(helpers):
     assert helpers.name("cpu").startswith("cpu (") and helpers.name("cpu", 1).startswith("cpu thread 1 (")
     assert helpers.gpus("cpu") == []
+
+
+def test_synchronize_waits_for_every_listed_gpu(helpers, monkeypatch):
+    """torch.cuda.synchronize() alone waits only for the current GPU: the helper names each GPU."""
+    import torch
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    helpers.synchronize([torch.device("cuda", 0), "cpu", torch.device("cuda", 1)])
+    assert calls == [torch.device("cuda", 0), torch.device("cuda", 1)]
+    calls.clear()
+    helpers.synchronize(torch.device("cuda", 1))
+    assert calls == [torch.device("cuda", 1)]

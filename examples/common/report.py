@@ -74,6 +74,7 @@ class Report:
         self.figures_dir = Path(figures) if figures else None
         self.keys = published(keys)
         self.values: Dict[str, Any] = {}
+        self.saved: List[Path] = []  # the figures saved with --figures
         self._stdout = None
         if self.json:  # keep stdout clean for the one JSON object
             self._stdout, sys.stdout = sys.stdout, io.StringIO()
@@ -109,16 +110,16 @@ class Report:
         for key, value in values.items():
             self.publish(key, value)
 
-    def figure(self, draw: Callable[[str], Any], name: str) -> List[Path]:
-        """Draw a figure in every book language and show it; return the saved files.
+    def figure(self, draw: Callable[[str], Any], name: str) -> None:
+        """Draw a figure in every book language and show it.
 
         ``draw(lang)`` returns a matplotlib Figure with the texts of ``lang``.
-        With --figures DIR each is saved as DIR/name.LANG.png. In a kernel each
-        is shown as a PNG output whose metadata ``book_language`` says which
-        book shows it.
+        With --figures DIR each is saved as DIR/name.LANG.png (listed in
+        ``saved``). In a kernel each is shown as a PNG output whose metadata
+        ``book_language`` says which book shows it. Returns None, so that a
+        notebook cell that ends with it shows nothing more.
         """
         import matplotlib.pyplot as plt
-        paths = []
         for lang in LANGUAGES:
             fig = draw(lang)
             png = io.BytesIO()
@@ -128,21 +129,24 @@ class Report:
                 self.figures_dir.mkdir(parents=True, exist_ok=True)
                 path = self.figures_dir / f"{name}.{lang}.png"
                 path.write_bytes(png.getvalue())
-                paths.append(path)
+                self.saved.append(path)
             if in_kernel():
                 from IPython.display import display
                 display({"image/png": base64.b64encode(png.getvalue()).decode("ascii"),
                          "text/plain": f"<figure {name} ({lang})>"},
                         raw=True, metadata={"book_language": lang})
-        return paths
 
     def finish(self) -> Dict[str, Any]:
-        """Publish None for keys never published; with --json print the one JSON object."""
+        """Publish None for keys never published; return every value in the order of the keys
+        (then any others); with --json print them as the one JSON object."""
         for key in self.keys:
             if key not in self.values:
                 self.publish(key, None)
+        # The contract's order, whatever order the script published in, so the twins' objects match.
+        ordered = {key: self.values[key] for key in self.keys}
+        ordered.update((key, value) for key, value in self.values.items() if key not in ordered)
         if self.json and self._stdout is not None:
             sys.stdout, self._stdout = self._stdout, None  # drop what was printed meanwhile
-            print(json.dumps(self.values))
+            print(json.dumps(ordered))
             sys.stdout.flush()
-        return dict(self.values)
+        return ordered
