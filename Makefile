@@ -81,12 +81,16 @@ $(VENV_STAMP): requirements.txt
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-# requirements.txt with PyPI's default Linux wheel of torch (CUDA), never the "+cpu" build: pip reads
-# no configuration here, since an extra CPU index would win ("2.13.0+cpu" also matches torch==2.13.0).
-$(GPU_VENV)/.installed: requirements.txt
+# The GPU environment: requirements.txt, but torch from PyPI's default Linux wheel (CUDA), never the
+# "+cpu" build. pip reads no configuration for torch: an extra CPU index would win, since
+# "2.13.0+cpu" matches torch==2.13.0 too.
+$(GPU_VENV)/requirements.txt: requirements.txt
+	mkdir -p $(GPU_VENV)
+	grep -v '^torch==' requirements.txt > $@
+
+$(GPU_VENV)/.installed: $(GPU_VENV)/requirements.txt
 	$(PYTHON) -m venv $(GPU_VENV)
 	$(GPU_VENV)/bin/python -m pip install --quiet --upgrade pip
-	grep -v '^torch==' requirements.txt > $(GPU_VENV)/requirements.txt
 	env -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null \
 	  $(GPU_VENV)/bin/python -m pip install --quiet --index-url https://pypi.org/simple torch==$(TORCH_VERSION)
 	$(GPU_VENV)/bin/python -m pip install --quiet -r $(GPU_VENV)/requirements.txt

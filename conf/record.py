@@ -172,7 +172,8 @@ def summary(examples: list[Example], previous: dict, stamps: dict, step: dict) -
         lines.append(f"{example.ident:<{width}}  {stamps[example]['runtime_s']:7.1f}  "
                      + (f"{before:12.1f}" if before is not None else f"{'-':>12}"))
     where = f" (shard {step['shard']})" if step["shard"] else ""
-    lines.append(f"Record step{where}: {len(examples)} examples in {step['wall_s']:.1f} s wall, "
+    plural = "s" if len(examples) != 1 else ""
+    lines.append(f"Record step{where}: {len(examples)} example{plural} in {step['wall_s']:.1f} s wall, "
                  f"Sphinx and kernel start-up included")
     return "\n".join(lines)
 

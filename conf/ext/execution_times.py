@@ -52,7 +52,7 @@ class ExecutionTimes(SphinxDirective):
         return text.replace(".", ",") if self.env.config.language == "tr" else text
 
     def record_step(self, step: dict) -> str:
-        text = _("%(wall)s for %(count)d examples") % {"wall": self.seconds(step["wall_s"]),
+        text = _("%(wall)s (examples: %(count)d)") % {"wall": self.seconds(step["wall_s"]),
                                                        "count": len(step["examples"])}
         return text + (" " + _("(shard %s)") % step["shard"] if step["shard"] else "")
 

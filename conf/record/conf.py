@@ -65,10 +65,9 @@ class Progress:
         self.begun[docname] = time.time()
         estimate = self.estimates[docname]
         waiting = [self.estimates[d] for d in self.estimates if d not in self.begun or d == docname]
-        left = (f"about {sum(waiting):.0f} s left" if None not in waiting
-                else "no estimate for what is left (an example has no previous recording)")
+        left = f"about {sum(waiting):.0f} s left" if None not in waiting else "no estimate of the time left"
         took = f"took {estimate:.1f} s last time" if estimate is not None else "not recorded before"
-        self.line(docname, f"running ({took}, {left})")
+        self.line(docname, f"running ({took}; {left})")
 
     def end(self, app, doctree):
         docname = app.env.docname
