@@ -210,7 +210,7 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
 
 def test_execution_times_page_shows_the_record_step_in_both_languages(project: Path):
     """Next to each example's own run time, the wall time of the whole record step; Turkish numbers
-    with a decimal comma."""
+    with a decimal comma. A recording without its record step fails the page."""
     with (project / "docs/index.rst").open("a") as index:
         index.write("\n.. execution-times::\n")
     assert record(project, "mxnet/*").returncode == 0
@@ -234,13 +234,7 @@ def test_execution_times_page_shows_the_record_step_in_both_languages(project: P
             stamp = stamps[framework]
             assert rows[title][2] == f"{stamp['runtime_s']:.1f}".replace(".", point)
             assert rows[title][3] == cell.format(stamp["record_step"]["wall_s"]).replace(".", point)
-
-
-def test_execution_times_page_rejects_a_recording_without_its_record_step(project: Path):
-    """A recording that does not say how long its record step took fails the page and names the fix."""
-    with (project / "docs/index.rst").open("a") as index:
-        index.write("\n.. execution-times::\n")
-    assert record(project).returncode == 0
+    # A recording that does not say how long its record step took fails the page and names the fix.
     path = project / "examples/recordings/mxnet/tiny.ipynb"
     notebook = json.loads(path.read_text())
     del notebook["metadata"]["recording"]["record_step"]
