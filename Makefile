@@ -44,6 +44,9 @@ GPU_TESTS    = $(shell grep -l 'pytest.mark.gpu' tests/test_*.py)
 # The GPU machine's Python: 3.12 on manylinux x86_64 (wheels for `make wheelhouse`).
 GPU_PLATFORM := --python-version 3.12 --implementation cp --only-binary=:all: \
 	$(foreach n,17 24 27 28 31 34 35,--platform manylinux_2_$(n)_x86_64) --platform manylinux2014_x86_64
+# The system libraries that MXNet's libmxnet.so loads (it finds copies beside itself, rpath $ORIGIN)
+MXNET_SYSTEM_LIBS = $(foreach lib,libgomp.so.1 libquadmath.so.0,$(shell /sbin/ldconfig -p | awk '$$1 == "$(lib)" && /x86-64/ {print $$NF; exit}'))
+LOADS_MXNET_SYSTEM_LIBS := import ctypes; [ctypes.CDLL(name) for name in ('libgomp.so.1', 'libquadmath.so.0')]
 # Each wheel folder is carried to an offline GPU machine on its own, in at most 60 MiB.
 WHEEL_FOLDER_MIB := 60
 
@@ -136,6 +139,10 @@ serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on h
 wheelhouse:  ## download, for an offline GPU machine (Python 3.12), the wheels that recording and the GPU tests need into .wheelhouse/
 	PIP_CONFIG_FILE=/dev/null $(PYTHON) -m pip download --quiet $(GPU_PLATFORM) -d $(WHEELHOUSE)/record -r conf/gpu-requirements.txt
 	PIP_CONFIG_FILE=/dev/null $(PYTHON) -m pip download --quiet $(GPU_PLATFORM) --no-deps -d $(WHEELHOUSE)/mxnet mxnet==1.9.1
+	@# MXNet's libraries need the system's libgomp and libquadmath; gpu-install uses these copies
+	@# only where the GPU machine lacks them.
+	mkdir -p $(WHEELHOUSE)/mxnet/lib
+	cp -L $(MXNET_SYSTEM_LIBS) $(WHEELHOUSE)/mxnet/lib/
 	@for part in $(WHEELHOUSE)/*/; do \
 	  size=$$(du -sm $$part | cut -f1); echo "$$part: $$size MiB"; \
 	  test $$size -lt $(WHEEL_FOLDER_MIB) || { echo "$$part is over $(WHEEL_FOLDER_MIB) MiB"; exit 1; }; \
@@ -152,6 +159,10 @@ gpu-install:  ## on an offline GPU machine: install the wheel folders present in
 	  python3 -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(GPU_SITE) $$part*.whl || exit 1; \
 	  ls $$part > $(GPU_SITE)/.installed-$$name; \
 	done
+	@if [ -d $(WHEELHOUSE)/mxnet/lib ] && ! python3 -c "$(LOADS_MXNET_SYSTEM_LIBS)" 2>/dev/null; then \
+	  echo "This machine lacks libgomp or libquadmath, which MXNet needs: using the copies in $(WHEELHOUSE)/mxnet/lib/"; \
+	  cp $(WHEELHOUSE)/mxnet/lib/* $(GPU_SITE)/mxnet/; \
+	fi
 
 gpu-record:  ## on an offline GPU machine: record every example with its python3 and .gpu-site/ (after gpu-install of record and mxnet)
 	@for name in record $(if $(EXAMPLES),,mxnet); do \

@@ -261,7 +261,7 @@ def fake_examples(tmp_path: Path, runtimes: dict[str, float | None]):
 
     for ident, runtime in runtimes.items():
         framework, name = ident.split("/")
-        (tmp_path / framework).mkdir(exist_ok=True)
+        (tmp_path / framework).mkdir(parents=True, exist_ok=True)
         (tmp_path / framework / f"{name}.py").write_text(HEADER)
         if runtime is not None:
             recording = tmp_path / "recordings" / framework / f"{name}.ipynb"
@@ -312,7 +312,7 @@ def test_shard_option_rejects_bad_input_and_empty_shards(project: Path):
 
 
 def test_shards_merge_by_copying_their_recordings(project: Path, tmp_path: Path):
-    """Two machines each record one shard; copying both shards' files together gives a book that builds."""
+    """Two machines each record one shard; copying both shards' files together gives every recording, current."""
     other = tmp_path / "other-machine"
     shutil.copytree(project, other)
     assert record(project, "--shard", "1/2").returncode == 0
@@ -322,8 +322,9 @@ def test_shards_merge_by_copying_their_recordings(project: Path, tmp_path: Path)
     shutil.copytree(other / "examples/recordings", project / "examples/recordings", dirs_exist_ok=True)
     stamp = json.loads(second[next(iter(second))])["metadata"]["recording"]
     assert stamp["record_step"]["shard"] == "2/2"
-    built = build(project)
-    assert built.returncode == 0, built.stderr
+    check = subprocess.run([sys.executable, str(ROOT / "conf" / "record.py"), "--check", "--examples-dir",
+                            str(project / "examples")], capture_output=True, text=True)
+    assert check.returncode == 0 and "2 recordings match their examples" in check.stdout, check.stderr
 
 
 def test_check_recordings_fails_on_a_changed_example(project: Path):
@@ -462,7 +463,8 @@ def write_wheel(folder: Path, name: str) -> None:
 
 def test_gpu_install_takes_each_wheel_folder_once(tmp_path: Path):
     """The offline machine gets one wheel folder per call: each call installs what is new, keeps what
-    was installed, and says which folders it had already."""
+    was installed, and says which folders it had already. MXNet's system libraries are copied beside
+    it only where the machine lacks them."""
     wheels, site = tmp_path / "wheels", tmp_path / "site"
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -474,13 +476,20 @@ def test_gpu_install_takes_each_wheel_folder_once(tmp_path: Path):
     write_wheel(wheels / "record", "recordpkg")
     first = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    write_wheel(wheels / "mxnet", "mxnetpkg")
+    write_wheel(wheels / "mxnet", "mxnet")
+    (wheels / "mxnet/lib").mkdir()
+    (wheels / "mxnet/lib/libgomp.so.1").write_text("a copy")
     second = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     assert f"{wheels}/record/: installed already" in second.stdout and f"Installing {wheels}/mxnet/" in second.stdout
-    check = subprocess.run([sys.executable, "-c", "import recordpkg, mxnetpkg; print(recordpkg.VALUE, mxnetpkg.VALUE)"],
+    check = subprocess.run([sys.executable, "-c", "import recordpkg, mxnet; print(recordpkg.VALUE, mxnet.VALUE)"],
                            env=dict(os.environ, PYTHONPATH=str(site)), capture_output=True, text=True)
-    assert check.stdout == "recordpkg mxnetpkg\n", check.stderr
+    assert check.stdout == "recordpkg mxnet\n", check.stderr
+    assert not (site / "mxnet/libgomp.so.1").exists()  # this machine has the libraries
+    lacking = subprocess.run([*make, "LOADS_MXNET_SYSTEM_LIBS=import ctypes; ctypes.CDLL('libgomp.so.99')"],
+                             cwd=ROOT, env=env, capture_output=True, text=True)
+    assert lacking.returncode == 0 and "This machine lacks libgomp or libquadmath" in lacking.stdout
+    assert (site / "mxnet/libgomp.so.1").read_text() == "a copy"
 
 
 def test_gpu_record_needs_both_wheel_folders_installed(tmp_path: Path):
