@@ -133,7 +133,7 @@ test: html $(CHROMIUM) $(NUMPY2_VENV)/.installed  ## build the books, then run t
 	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python $(BOOK_PYTHON) -m pytest tests -m 'not gpu' $(PYTESTOPTS)
 
 test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
-	$(GPU_VENV)/bin/python -m pytest -m gpu $(GPU_TESTS) $(PYTESTOPTS)
+	$(GPU_VENV)/bin/python -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
 
 serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on http://127.0.0.1:8000 (SERVE_PORT=)
 	BOOK_LANGUAGE=$(SERVE_LANG) $(VENV)/bin/sphinx-autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
@@ -175,7 +175,7 @@ gpu-record:  ## on an offline GPU machine: record every example with its python3
 
 gpu-test:  ## on an offline GPU machine: run the GPU tests with its python3 and .gpu-site/
 	@test -f $(GPU_SITE)/.installed-record || { echo "$(GPU_SITE)/ lacks $(WHEELHOUSE)/record: copy it here and run 'make gpu-install' first"; exit 1; }
-	$(GPU_SITE_PATH) python3 -m pytest -m gpu $(GPU_TESTS) $(PYTESTOPTS)
+	$(GPU_SITE_PATH) python3 -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
 
 $(CHROMIUM):
 	@echo "The browser tests need Debian's chromium; installing it"
