@@ -351,8 +351,8 @@ def fake_nvidia_smi(folder: Path, gpu: bool) -> dict:
     script = folder / "nvidia-smi"
     script.write_text(f"#!/bin/sh\ntouch {folder / 'called'}\n{listing}\n")
     script.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
-    return dict(env, PATH=f"{folder}:{os.environ['PATH']}")
+    # Nothing from the calling make (MAKEFLAGS, PYTESTOPTS=... given to `make test`) leaks in.
+    return {"PATH": f"{folder}:{os.environ['PATH']}", "HOME": os.environ.get("HOME", "/")}
 
 
 def make_n(env: dict, *args: str) -> subprocess.CompletedProcess:
