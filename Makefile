@@ -3,24 +3,32 @@
 
 # Variables you may override, e.g. `make html LANGUAGES=tr`
 # (comments stand above each: make would keep the spaces before a trailing comment)
-# the Python that creates the virtual environment
-PYTHON      ?= python3.11
-# where the book's environment lives
-VENV        ?= .venv
-# the Python that builds; an offline GPU machine passes its own (see gpu-record)
-BOOK_PYTHON ?= $(VENV)/bin/python
-SPHINXOPTS  ?= --fail-on-warning --keep-going
+# the Python that creates the virtual environments
+PYTHON        ?= python3.11
+# where the book's environment lives (CPU build of torch)
+VENV          ?= .venv
+# where a GPU machine's recording environment lives (PyPI's CUDA build of torch)
+GPU_VENV      ?= .venv-gpu
+# a small environment with numpy 2, in which `make test` runs the MXNet scripts
+NUMPY2_VENV   ?= .venv-numpy2
+# the Python that builds the books
+BOOK_PYTHON   ?= $(VENV)/bin/python
+SPHINXOPTS    ?= --fail-on-warning --keep-going
 # the books to build
-LANGUAGES   ?= en tr
+LANGUAGES     ?= en tr
 # examples to record, e.g. pytorch/auto_parallelism or 'mxnet/*' (default: all)
-EXAMPLES    ?=
+EXAMPLES      ?=
+# SHARD=K/N: record only the K-th of N parts of the examples (split by their previous run times)
+SHARD         ?=
 # EXECUTE=1: record the examples on this machine before building
-EXECUTE     ?=
-PYTESTOPTS  ?=
+EXECUTE       ?=
+# RECORD_ON_CPU=1: record on a machine without an NVIDIA GPU anyway (a check; do not commit it)
+RECORD_ON_CPU ?=
+PYTESTOPTS    ?=
 # the book that `make serve` previews, and its port on 127.0.0.1
-SERVE_LANG  ?= tr
-SERVE_PORT  ?= 8000
-BUILDDIR    ?= _build
+SERVE_LANG    ?= tr
+SERVE_PORT    ?= 8000
+BUILDDIR      ?= _build
 
 # Internal variables
 HTMLDIR     := $(BUILDDIR)/html
@@ -29,21 +37,77 @@ GPU_SITE    := .gpu-site
 VENV_STAMP  := $(VENV)/.installed
 SETUP       := $(if $(filter $(VENV)/bin/python,$(BOOK_PYTHON)),$(VENV_STAMP))
 CHROMIUM    := /usr/bin/chromium
+# The GPU environment gets the same torch version as requirements.txt, from PyPI, without "+cpu".
+TORCH_VERSION := $(shell sed -n 's/^torch==\([0-9.]*\).*/\1/p' requirements.txt)
+# The test files that hold GPU tests (marker `gpu`, see pytest.ini): only these are collected on a
+# GPU machine, whose offline environment lacks what the other tests import
+GPU_TESTS    = $(shell grep -lE '^ *(@pytest\.mark\.gpu|pytestmark = .*pytest\.mark\.gpu)' tests/test_*.py)
 # The GPU machine's Python: 3.12 on manylinux x86_64 (wheels for `make wheelhouse`).
 GPU_PLATFORM := --python-version 3.12 --implementation cp --only-binary=:all: \
 	$(foreach n,17 24 27 28 31 34 35,--platform manylinux_2_$(n)_x86_64) --platform manylinux2014_x86_64
+# The system libraries that MXNet's libmxnet.so loads (it finds copies beside itself, rpath $ORIGIN)
+MXNET_SYSTEM_LIBS = $(foreach lib,libgomp.so.1 libquadmath.so.0,$(shell /sbin/ldconfig -p | awk '$$1 == "$(lib)" && /x86-64/ {print $$NF; exit}'))
+LOADS_MXNET_SYSTEM_LIBS := import ctypes; [ctypes.CDLL(name) for name in ('libgomp.so.1', 'libquadmath.so.0')]
+# Each wheel folder is carried to an offline GPU machine on its own, in at most 60 MiB.
+WHEEL_FOLDER_MIB := 60
 
-.PHONY: help html record test serve wheelhouse gpu-record clean
+# Only the goals that record or run GPU tests look for a GPU (`nvidia-smi -L`).
+RECORDS   := $(or $(filter record gpu-record,$(MAKECMDGOALS)),$(if $(EXECUTE),$(filter html test,$(MAKECMDGOALS))))
+GPU_TESTING := $(filter test-gpu gpu-test,$(MAKECMDGOALS))
+ifneq ($(RECORDS)$(GPU_TESTING),)
+HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU [0-9]' && echo yes)
+ifeq ($(HAVE_GPU),)
+ifneq ($(GPU_TESTING),)
+$(error make $(GPU_TESTING): `nvidia-smi -L` lists no NVIDIA GPU here, and the GPU tests need one. `make test` runs the others)
+endif
+ifneq ($(RECORDS),)
+ifeq ($(RECORD_ON_CPU),)
+$(error Recording needs an NVIDIA GPU, and `nvidia-smi -L` lists none here. The book's recordings come from a GPU machine: build from them with `make html` (no EXECUTE). To record on this CPU anyway, as a check that you do not commit, add RECORD_ON_CPU=1)
+endif
+endif
+endif
+endif
+# The Python that records: the GPU environment on a GPU machine, else the book's
+RECORD_PYTHON ?= $(if $(HAVE_GPU),$(GPU_VENV)/bin/python,$(BOOK_PYTHON))
+RECORD_SETUP  := $(if $(filter $(GPU_VENV)/bin/python,$(RECORD_PYTHON)),$(GPU_VENV)/.installed,$(if $(filter $(VENV)/bin/python,$(RECORD_PYTHON)),$(VENV_STAMP)))
+RECORD_ARGS    = $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(if $(SHARD),--shard $(SHARD))
+# What the offline GPU machine uses: its own python3 and the wheels installed into .gpu-site/
+GPU_SITE_PATH := PYTHONPATH=$(abspath $(GPU_SITE))$(if $(PYTHONPATH),:$(PYTHONPATH))
+
+.PHONY: help html record check-recordings test test-gpu serve wheelhouse gpu-install gpu-record gpu-test clean
 
 help:  ## list the targets
 	@echo "Targets:"
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 14
-	@echo "Variables: LANGUAGES='$(strip $(LANGUAGES))' EXAMPLES='$(strip $(EXAMPLES))' EXECUTE='$(strip $(EXECUTE))' BOOK_PYTHON=$(strip $(BOOK_PYTHON))"
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## (.*)/\1\t\2/' | awk -F'\t' '{printf "  %-17s %s\n", $$1, $$2}'
+	@echo "Variables: LANGUAGES='$(strip $(LANGUAGES))' EXAMPLES='$(strip $(EXAMPLES))' SHARD='$(SHARD)' EXECUTE='$(strip $(EXECUTE))' BOOK_PYTHON=$(strip $(BOOK_PYTHON))"
 
 $(VENV_STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+# The GPU environment: requirements.txt, but torch from PyPI's default Linux wheel (CUDA), never the
+# "+cpu" build. pip reads no configuration for torch: an extra CPU index would win, since
+# "2.13.0+cpu" matches torch==2.13.0 too.
+$(GPU_VENV)/requirements.txt: requirements.txt
+	mkdir -p $(GPU_VENV)
+	grep -v '^torch==' requirements.txt > $@
+
+$(GPU_VENV)/.installed: $(GPU_VENV)/requirements.txt
+	$(PYTHON) -m venv $(GPU_VENV)
+	$(GPU_VENV)/bin/python -m pip install --quiet --upgrade pip
+	env -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null \
+	  $(GPU_VENV)/bin/python -m pip install --quiet --index-url https://pypi.org/simple torch==$(TORCH_VERSION)
+	$(GPU_VENV)/bin/python -m pip install --quiet -r $(GPU_VENV)/requirements.txt
+	$(GPU_VENV)/bin/python -c "import sys, torch; sys.exit(None if torch.version.cuda and torch.cuda.is_available() else \
+	  f'torch {torch.__version__} in $(GPU_VENV) cannot use the GPU (CUDA {torch.version.cuda}); check the NVIDIA driver')"
+	touch $@
+
+$(NUMPY2_VENV)/.installed: conf/numpy2-requirements.txt
+	rm -rf $(NUMPY2_VENV)
+	$(PYTHON) -m venv $(NUMPY2_VENV)
+	$(NUMPY2_VENV)/bin/python -m pip install --quiet --no-deps -r conf/numpy2-requirements.txt
 	touch $@
 
 html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books from the recorded outputs (EXECUTE=1: record first, on a GPU machine)
@@ -58,33 +122,65 @@ html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books f
 	cp conf/root-index.html $(HTMLDIR)/index.html
 	@echo "The HTML book is in $(HTMLDIR)/: open $(HTMLDIR)/index.html"
 
-record: $(SETUP)  ## run the examples through myst-nb on this machine and refresh their recordings (EXAMPLES= narrows)
-	$(BOOK_PYTHON) conf/record.py --examples $(EXAMPLES)
+record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) through myst-nb on this GPU machine and refresh their recordings
+	$(RECORD_PYTHON) conf/record.py $(RECORD_ARGS)
 	@echo "The recordings are in examples/recordings/: review and commit them"
 
-test: html $(CHROMIUM)  ## build the books, then run the whole test suite (browser tests included)
-	$(BOOK_PYTHON) -m pytest tests $(PYTESTOPTS)
+check-recordings:  ## fail when an example (EXAMPLES=, SHARD=K/N narrow) changed after its recording
+	python3 conf/record.py --check $(RECORD_ARGS)
+
+test: html $(CHROMIUM) $(NUMPY2_VENV)/.installed  ## build the books, then run the test suite (browser and numpy 2 tests included, GPU tests deselected)
+	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python $(BOOK_PYTHON) -m pytest tests -m 'not gpu' $(PYTESTOPTS)
+
+test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
+	$(GPU_VENV)/bin/python -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
 
 serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on http://127.0.0.1:8000 (SERVE_PORT=)
 	BOOK_LANGUAGE=$(SERVE_LANG) $(VENV)/bin/sphinx-autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
 	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(BUILDDIR)/serve
 
-wheelhouse:  ## download, for an offline GPU machine (Python 3.12), the wheels that recording needs into .wheelhouse/
+wheelhouse:  ## download, for an offline GPU machine (Python 3.12), the wheels that recording and the GPU tests need into .wheelhouse/
 	PIP_CONFIG_FILE=/dev/null $(PYTHON) -m pip download --quiet $(GPU_PLATFORM) -d $(WHEELHOUSE)/record -r conf/gpu-requirements.txt
 	PIP_CONFIG_FILE=/dev/null $(PYTHON) -m pip download --quiet $(GPU_PLATFORM) --no-deps -d $(WHEELHOUSE)/mxnet mxnet==1.9.1
-	@du -sh $(WHEELHOUSE)/*
-	@echo "The wheels are in $(WHEELHOUSE)/: carry it to the GPU machine and run 'make gpu-record' there"
-
-gpu-record:  ## on an offline GPU machine: install .wheelhouse/ into .gpu-site/ with its own python3, then record
-	for part in $(wildcard $(WHEELHOUSE)/*); do \
-	  python3 -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(GPU_SITE) $$part/*.whl || exit 1; \
+	@# MXNet's libraries need the system's libgomp and libquadmath; gpu-install uses these copies
+	@# only where the GPU machine lacks them.
+	mkdir -p $(WHEELHOUSE)/mxnet/lib
+	cp -L $(MXNET_SYSTEM_LIBS) $(WHEELHOUSE)/mxnet/lib/
+	@for part in $(WHEELHOUSE)/*/; do \
+	  size=$$(du -sm $$part | cut -f1); echo "$$part: $$size MiB"; \
+	  test $$size -lt $(WHEEL_FOLDER_MIB) || { echo "$$part is over $(WHEEL_FOLDER_MIB) MiB"; exit 1; }; \
 	done
-	PYTHONPATH=$(CURDIR)/$(GPU_SITE) $(MAKE) record BOOK_PYTHON=python3
+	@echo "The wheels are in $(WHEELHOUSE)/: carry each folder to the GPU machine, run 'make gpu-install' after each, then 'make gpu-record'"
+
+gpu-install:  ## on an offline GPU machine: install the wheel folders present in .wheelhouse/ into .gpu-site/ for its python3
+	@test -n "$(wildcard $(WHEELHOUSE)/*/*.whl)" || { echo "No wheels in $(WHEELHOUSE)/: run 'make wheelhouse' on a machine with network and copy them here"; exit 1; }
+	@mkdir -p $(GPU_SITE)
+	@for part in $(WHEELHOUSE)/*/; do \
+	  name=$$(basename $$part); \
+	  if ls $$part | cmp -s - $(GPU_SITE)/.installed-$$name; then echo "$$part: installed already"; continue; fi; \
+	  echo "Installing $$part into $(GPU_SITE)/"; \
+	  python3 -m pip install --quiet --no-index --no-deps --no-compile --upgrade --target $(GPU_SITE) $$part*.whl || exit 1; \
+	  ls $$part > $(GPU_SITE)/.installed-$$name; \
+	done
+	@if [ -d $(WHEELHOUSE)/mxnet/lib ] && ! python3 -c "$(LOADS_MXNET_SYSTEM_LIBS)" 2>/dev/null; then \
+	  echo "This machine lacks libgomp or libquadmath, which MXNet needs: using the copies in $(WHEELHOUSE)/mxnet/lib/"; \
+	  cp $(WHEELHOUSE)/mxnet/lib/* $(GPU_SITE)/mxnet/; \
+	fi
+
+gpu-record:  ## on an offline GPU machine: record every example with its python3 and .gpu-site/ (after gpu-install of record and mxnet)
+	@for name in record $(if $(EXAMPLES),,mxnet); do \
+	  test -f $(GPU_SITE)/.installed-$$name || { echo "$(GPU_SITE)/ lacks $(WHEELHOUSE)/$$name: copy it here and run 'make gpu-install' first"; exit 1; }; \
+	done
+	$(GPU_SITE_PATH) $(MAKE) record RECORD_PYTHON=python3
+
+gpu-test:  ## on an offline GPU machine: run the GPU tests with its python3 and .gpu-site/
+	@test -f $(GPU_SITE)/.installed-record || { echo "$(GPU_SITE)/ lacks $(WHEELHOUSE)/record: copy it here and run 'make gpu-install' first"; exit 1; }
+	$(GPU_SITE_PATH) python3 -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
 
 $(CHROMIUM):
 	@echo "The browser tests need Debian's chromium; installing it"
 	apt-get update -qq && apt-get install -y -qq chromium
 
-clean:  ## remove the built books (keeps .venv and the recordings)
+clean:  ## remove the built books (keeps the environments and the recordings)
 	rm -rf $(BUILDDIR)
 	@echo "Removed $(BUILDDIR)/"

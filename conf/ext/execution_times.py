@@ -1,5 +1,8 @@
 """A table of the recorded examples: how long each ran, where, and when (as sphinx-gallery's).
 
+Next to each example's own run time stands the wall time of the whole record step that produced it
+(every example it ran, with Sphinx and kernel start-up), and its shard when the step was split.
+
     .. execution-times::
 """
 
@@ -24,21 +27,34 @@ class ExecutionTimes(SphinxDirective):
         for example in all_examples(Path(self.env.config.examples_dir)):
             stamp = recording_for(self.env, example.framework, example.name).stamp
             self.env.note_dependency(str(example.recording))
+            if "record_step" not in stamp:
+                raise self.error(f"{example.ident}'s recording does not say how long its record step took; "
+                                 f"record it again: {example.refresh_command()}")
             rows.append((stamp["runtime_s"], example, stamp))
         rows.sort(key=lambda row: -row[0])
-        headers = [_("Example"), _("Framework"), _("Run time (s)"), _("Recorded run")]
+        headers = [_("Example"), _("Framework"), _("Run time (s)"), _("Record step, wall (s)"), _("Recorded run")]
         table = nodes.table(classes=["execution-times"])
         group = nodes.tgroup(cols=len(headers))
         table += group
-        group.extend(nodes.colspec(colwidth=w) for w in (3, 2, 2, 8))
+        group.extend(nodes.colspec(colwidth=w) for w in (3, 2, 2, 3, 8))
         group += nodes.thead("", self.row(headers))
         body = nodes.tbody()
         for runtime, example, stamp in rows:
-            cells = [example.script.name, FRAMEWORK_TITLES[example.framework], f"{runtime:.1f}",
-                     stamp_text(stamp)]
+            cells = [example.script.name, FRAMEWORK_TITLES[example.framework], self.seconds(runtime),
+                     self.record_step(stamp["record_step"]), stamp_text(stamp)]
             body += self.row(cells)
         group += body
         return [table]
+
+    def seconds(self, value: float) -> str:
+        """``12.3``; in the Turkish book ``12,3``."""
+        text = f"{value:.1f}"
+        return text.replace(".", ",") if self.env.config.language == "tr" else text
+
+    def record_step(self, step: dict) -> str:
+        text = _("%(wall)s (examples: %(count)d)") % {"wall": self.seconds(step["wall_s"]),
+                                                       "count": len(step["examples"])}
+        return text + (" " + _("(shard %s)") % step["shard"] if step["shard"] else "")
 
     @staticmethod
     def row(texts: list[str]) -> nodes.row:

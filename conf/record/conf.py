@@ -5,6 +5,8 @@ notebooks into recordings. The language books never execute anything; they show 
 """
 
 import json
+import os
+import time
 from pathlib import Path
 
 # General configuration
@@ -41,6 +43,42 @@ def write_execution_data(app, env):
     path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
 
 
+class Progress:
+    """Prints, as each example starts and ends, its name, the time elapsed and an estimate.
+
+    record.py writes the plan (RECORD_PLAN): when the record step started, and each example's run
+    time in its previous recording (null when it has none), which is the estimate.
+    """
+
+    def __init__(self, plan: dict):
+        self.started = plan["started"]
+        self.estimates = plan["examples"]
+        self.begun: dict[str, float] = {}
+
+    def line(self, docname: str, text: str) -> None:
+        position = f"[{list(self.estimates).index(docname) + 1}/{len(self.estimates)}]"
+        print(f"{position} {docname}: {text}; {time.time() - self.started:.0f} s elapsed", flush=True)
+
+    def start(self, app, docname, source):
+        if docname not in self.estimates:
+            return
+        self.begun[docname] = time.time()
+        estimate = self.estimates[docname]
+        waiting = [self.estimates[d] for d in self.estimates if d not in self.begun or d == docname]
+        left = f"about {sum(waiting):.0f} s left" if None not in waiting else "no estimate of the time left"
+        took = f"took {estimate:.1f} s last time" if estimate is not None else "not recorded before"
+        self.line(docname, f"running ({took}; {left})")
+
+    def end(self, app, doctree):
+        docname = app.env.docname
+        if docname in self.begun:
+            self.line(docname, f"done in {time.time() - self.begun[docname]:.1f} s")
+
+
 def setup(app):
     app.connect("env-updated", write_execution_data)
+    if os.environ.get("RECORD_PLAN"):
+        progress = Progress(json.loads(Path(os.environ["RECORD_PLAN"]).read_text()))
+        app.connect("source-read", progress.start)
+        app.connect("doctree-read", progress.end)
     return {"parallel_read_safe": False}
