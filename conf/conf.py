@@ -43,6 +43,7 @@ extensions = [
     "language_switch",  # every page links to itself in the other language
     "mathml",  # formulas as MathML, drawn by the browser offline
     "turkish_citations",  # citation styles for the Turkish book
+    "accessibility",  # fixes of Sphinx's HTML that axe-core reports
 ]
 # Smart quotes and ellipses, but no dashes: "--size" in the stamps must stay two hyphens (Sphinx's
 # default "qDe" turned it into an en dash). The prose writes its dashes as characters.
