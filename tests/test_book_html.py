@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -79,12 +80,58 @@ def test_example_cells_show_code_outputs_images_and_stamp(lang: str):
                     expected_images += count
                 assert len(images) == expected_images, f"{lang}/{page}: images of {framework} {use.cells}"
                 assert all(img.get("alt", "").strip() for img in images), f"{lang}/{page}: an image has no alt"
-                stamp = panel.select_one(".recording-stamp").get_text()
-                assert recording.stamp["recorded_at"][:10] in stamp
-                used = ast.literal_eval(recording.stamp["glue"]["devices"])
-                assert all(device in stamp for device in used), f"{lang}/{page}: stamp misses devices used"
                 shown += 1
     assert shown, f"the {lang} book shows no example"
+
+
+# The words of a stamp in each book, as the reader sees them.
+THREADS = {"en": "{} threads", "tr": "{} iş parçacığı"}
+SECONDS = {"en": "{} s", "tr": "{} sn"}
+
+
+def decimal(text: str, lang: str) -> str:
+    return text.translate(str.maketrans(".,", ",.")) if lang == "tr" else text
+
+
+def expected_stamp_parts(stamp: dict, lang: str) -> list[str]:
+    """Every field that a full stamp shows: date, devices used, machine, versions, run time, source, options."""
+    machine = stamp["machine"]
+    parts = [stamp["recorded_at"][:10], *ast.literal_eval(stamp["glue"]["devices"]), *machine["gpus"],
+             machine["cpu"], THREADS[lang].format(machine["cpu_threads"]),
+             *(f"{name} {version}" for name, version in stamp["versions"].items()),
+             SECONDS[lang].format(f"{stamp['runtime_s']:.1f}"), stamp["source_sha256"][:10]]
+    return parts + ([stamp["example_args"]] if stamp.get("example_args") else [])
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_full_stamp_and_downloads_once_per_example_then_a_short_mark(lang: str):
+    """On each page, an example's first tab of each framework carries the full stamp and the downloads;
+    later tabs of that example carry a short mark ("H200 · 2026-12-02") that unfolds to the full stamp."""
+    checked = 0
+    for page, facts in PAGES[lang].items():
+        seen = set()
+        for block, use in zip(soup(lang, page).select("div.example"), facts.examples):
+            for framework, panel in zip(FRAMEWORKS, block.select(".sd-tab-content")):
+                stamp = load_recording(Example.parse(ROOT / "examples", f"{framework}/{use.name}")).stamp
+                where = f"{lang}/{page} {framework}/{use.name} {use.cells}"
+                full = panel.select(".recording-stamp")
+                assert len(full) == 1, f"{where}: {len(full)} stamps"
+                text = full[0].get_text(" ", strip=True)
+                missing = [part for part in expected_stamp_parts(stamp, lang) if part not in text]
+                assert not missing, f"{where}: the stamp {text!r} lacks {missing}"
+                downloads = panel.select("a.download")
+                folded = panel.select("details.recording-mark")
+                if (framework, use.name) not in seen:
+                    assert not folded and len(downloads) == 2, f"{where}: first use without full stamp and downloads"
+                else:
+                    assert not downloads, f"{where}: downloads repeated after the first use"
+                    assert len(folded) == 1 and folded[0].select_one(".recording-stamp") is full[0], where
+                    mark = folded[0].select_one(":scope > summary").get_text(strip=True)
+                    assert re.fullmatch(r"\S.* · \d{4}-\d\d-\d\d", mark) and stamp["recorded_at"][:10] in mark, mark
+                    assert mark.split(" · ")[0].lower() in text.lower(), f"{where}: the mark {mark!r} names no device"
+                seen.add((framework, use.name))
+                checked += 1
+    assert checked, f"the {lang} book shows no example"
 
 
 def test_mxnet_outputs_never_claim_a_gpu():
@@ -96,12 +143,26 @@ def test_mxnet_outputs_never_claim_a_gpu():
             assert all("cpu" in d.lower() for d in used), f"{example.ident} ran on {used}"
 
 
+MEASURED = re.compile(r":measured:`(\w+)/(\w+)::(\w+)(?::([^`]*))?`")
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_measured_values_are_filled_in(lang: str):
-    """Figures quoted in the prose come from the recorded run, and none is empty."""
-    values = [span.get_text() for page in PAGES[lang] for span in soup(lang, page).select("span.measured")]
-    assert values, f"the {lang} book quotes no measured value"
-    assert all(v.strip() for v in values)
+def test_measured_values_equal_the_recordings_formatted_as_asked(lang: str):
+    """Each value quoted in the prose is the recorded one, in the format its role asks for; the Turkish
+    book writes it with a decimal comma."""
+    quoted = 0
+    for page in PAGES[lang]:
+        roles = MEASURED.findall((ROOT / "docs" / lang / page).read_text(encoding="utf-8"))
+        shown = [span.get_text() for span in soup(lang, page).select("span.measured")]
+        assert len(shown) == len(roles), f"{lang}/{page}: {len(roles)} measured roles, {len(shown)} values shown"
+        for (framework, name, key, spec), text in zip(roles, shown):
+            value = ast.literal_eval(load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}")).value(key))
+            expected = format(value, spec) if spec else str(value)
+            if isinstance(value, (int, float)):
+                expected = decimal(expected, lang)
+            assert text == expected, f"{lang}/{page}: {framework}/{name}::{key}:{spec} shows {text!r}, not {expected!r}"
+            quoted += 1
+    assert quoted, f"the {lang} book quotes no measured value"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -125,10 +186,11 @@ def test_citations_resolve_to_the_bibliography(lang: str):
         assert entry is not None and "Omnivore" in entry.get_text(), link
 
 
-def test_root_page_chooses_a_language():
-    """The root page sends readers to the Turkish book by default and links both books."""
+def test_root_page_is_a_chooser_that_never_redirects_on_a_timer():
+    """The root page links both books and has no meta refresh (WCAG 2.2.1); the browser test checks
+    that it follows the reader's languages with JavaScript."""
     page = BeautifulSoup((HTML / "index.html").read_text(encoding="utf-8"), "html.parser")
-    assert "url=tr/index.html" in page.select_one('meta[http-equiv="refresh"]')["content"]
+    assert not page.select('meta[http-equiv="refresh" i]'), "the root page redirects on a timer"
     assert {a["href"] for a in page.select("a")} >= {"tr/index.html", "en/index.html"}
 
 
@@ -138,11 +200,14 @@ def _examples():
     return all_examples(ROOT / "examples")
 
 
-def test_execution_times_table_lists_every_recording():
-    """The execution-times page lists each example with its run time and stamp."""
-    html = soup("en", "execution-times.rst")
-    rows = html.select("table.execution-times tbody tr")
-    assert len(rows) == len(_examples())
-    for row in rows:
-        cells = [td.get_text(strip=True) for td in row.select("td")]
-        assert cells[0].endswith(".py") and float(cells[2]) > 0
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_execution_times_table_lists_every_recording(lang: str):
+    """The execution-times page lists each example once, slowest first, with its framework, its recorded
+    run time (decimal comma in Turkish) and its stamp."""
+    rows = [[td.get_text(" ", strip=True) for td in row.select("td")]
+            for row in soup(lang, "execution-times.rst").select("table.execution-times tbody tr")]
+    expected = sorted(((load_recording(e).stamp, e) for e in _examples()), key=lambda item: -item[0]["runtime_s"])
+    assert [(r[0], r[1]) for r in rows] == [(e.script.name, FRAMEWORK_TITLES[e.framework]) for _, e in expected]
+    for row, (stamp, example) in zip(rows, expected):
+        assert row[2] == decimal(f"{stamp['runtime_s']:.1f}", lang), f"{example.ident}: run time {row[2]!r}"
+        assert stamp["source_sha256"][:10] in row[-1] and stamp["recorded_at"][:10] in row[-1], row
