@@ -99,7 +99,7 @@ def expected_stamp_parts(stamp: dict, lang: str) -> list[str]:
     parts = [stamp["recorded_at"][:10], *ast.literal_eval(stamp["glue"]["devices"]), *machine["gpus"],
              machine["cpu"], THREADS[lang].format(machine["cpu_threads"]),
              *(f"{name} {version}" for name, version in stamp["versions"].items()),
-             SECONDS[lang].format(f"{stamp['runtime_s']:.1f}"), stamp["source_sha256"][:10]]
+             SECONDS[lang].format(decimal(f"{stamp['runtime_s']:.1f}", lang)), stamp["source_sha256"][:10]]
     return parts + ([stamp["example_args"]] if stamp.get("example_args") else [])
 
 

@@ -49,12 +49,18 @@ def recording_for(env, framework: str, name: str):
     return cache[key]
 
 
+def local_number(text: str, language: str) -> str:
+    """A formatted number as the book's language writes it: Turkish 1.234,5 for English 1,234.5."""
+    return text.translate(str.maketrans({".": ",", ",": "."})) if language == "tr" else text
+
+
 def devices_used(stamp: dict) -> list[str]:
     return ast.literal_eval(stamp["glue"]["devices"])
 
 
-def stamp_text(stamp: dict) -> str:
-    """One line that says where and when the outputs above were produced."""
+def stamp_text(stamp: dict, language: str = "en") -> str:
+    """One line that says where and when the outputs above were produced (numbers as ``language``
+    writes them)."""
     machine = stamp["machine"]
     gpus = machine["gpus"]
     gpu_text = f"{len(gpus)} × {gpus[0]}" if gpus and len(set(gpus)) == 1 else ", ".join(gpus)
@@ -65,7 +71,7 @@ def stamp_text(stamp: dict) -> str:
         _("ran on: %s") % ", ".join(devices_used(stamp)),
         _("machine: %s") % "; ".join(p for p in (gpu_text, cpu_text) if p),
         versions,
-        _("%.1f s") % stamp["runtime_s"],
+        _("%s s") % local_number(f"{stamp['runtime_s']:.1f}", language),
         _("source %s") % stamp["source_sha256"][:10],
     ]
     if stamp.get("example_args"):
@@ -239,11 +245,12 @@ class ExampleDirective(SphinxDirective):
     def stamp_rst(self, recording, first: bool) -> list[str]:
         stamp = recording.stamp
         if not first:
-            return [".. recording-stamp::", f"   :mark: {stamp_mark(stamp)}", "", f"   {stamp_text(stamp)}", ""]
+            text = stamp_text(stamp, self.env.config.language)
+            return [".. recording-stamp::", f"   :mark: {stamp_mark(stamp)}", "", f"   {text}", ""]
         here = Path(self.env.doc2path(self.env.docname)).parent
         links = [f":download:`{_('Download %s') % path.name} <{os.path.relpath(path, here)}>`"
                  for path in download_files(self.env, recording)]
-        return [".. recording-stamp::", "", f"   {stamp_text(stamp)}", "",
+        return [".. recording-stamp::", "", f"   {stamp_text(stamp, self.env.config.language)}", "",
                 ".. rst-class:: example-download", "", " · ".join(links), ""]
 
 
@@ -291,9 +298,6 @@ class RecordingStampDirective(SphinxDirective):
         return [folded]
 
 
-def turkish_number(text: str) -> str:
-    """Turkish writes 1.234,5 where English writes 1,234.5."""
-    return text.translate(str.maketrans({".": ",", ",": "."}))
 
 
 class MeasuredRole(SphinxRole):
@@ -311,8 +315,8 @@ class MeasuredRole(SphinxRole):
             if value is None:
                 raise RecordingError("the recorded run did not measure it (None); the prose must not quote it")
             text = format(value, spec) if spec else str(value)
-            if self.env.config.language == "tr" and isinstance(value, (int, float)):
-                text = turkish_number(text)
+            if isinstance(value, (int, float)):
+                text = local_number(text, self.env.config.language)
         except (RecordingError, ValueError, SyntaxError, TypeError) as err:
             msg = self.inliner.reporter.error(f"measured value {self.text!r}: {err}", line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
