@@ -600,3 +600,67 @@ def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+# Accessibility
+# -------------
+
+# WCAG 2.1 A and AA, and axe's best practices, as the issue's review ran them.
+AXE_RULES = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}
+BLOCKING = ("critical", "serious")
+
+
+def test_axe_finds_no_critical_or_serious_violation_on_any_page(reader, site):
+    """axe-core (pinned with axe-playwright-python) reports no critical or serious violation on the root
+    page nor on any page of either book."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    tab = reader()
+    tab.add_init_script("Object.defineProperty(navigator, 'languages', {get: () => ['de']})")  # stay on the chooser
+    problems = []
+    pages = ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)]
+    for page in pages:
+        tab.goto(site + page)
+        tab.wait_for_load_state("networkidle")
+        assert tab.url == site + page, f"{page} moved to {tab.url} before axe could check it"
+        for violation in axe.run(tab, options=AXE_RULES).response["violations"]:
+            if violation["impact"] in BLOCKING:
+                where = "; ".join(node["html"][:120] for node in violation["nodes"][:3])
+                problems.append(f"{page}: {violation['impact']} {violation['id']}: {where}")
+    assert len(pages) > 10, f"axe checked only {pages}"
+    assert not problems, "\n".join(problems)
+
+
+# Reading width
+# -------------
+
+READING_WIDTH_JS = """() => ({
+  code: [...document.querySelectorAll('.example-code pre')]
+    .filter(pre => pre.getClientRects().length > 0 && pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => `${pre.textContent.split('\\n').reduce((a, b) => a.length >= b.length ? a : b).trim()}`
+                + ` (${pre.scrollWidth} px in ${pre.clientWidth} px)`),
+  shown: document.querySelectorAll('.example-code pre').length,
+  svg: [...document.querySelectorAll('img.example-svg')]
+    .filter(img => img.getClientRects().length > 0)
+    .map(img => img.getBoundingClientRect().width)
+    .filter(width => width > 28 * parseFloat(getComputedStyle(document.documentElement).fontSize) + 1),
+})"""
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_example_code_fits_the_column_at_1280_px(reader, site, lang):
+    """At 1280 px no example cell (79 columns at most) scrolls sideways, in either tab, and SVG charts stay at a
+    readable size (28rem at most)."""
+    tab = reader(viewport={"width": 1280, "height": 900})
+    problems, shown = [], 0
+    for page, _ in pages_with_framework_tabs(lang):
+        tab.goto(site + page)
+        for framework in ("pytorch", "mxnet"):
+            tab.locator(f'label[data-sync-id="{framework}"]').first.click()
+            found = tab.evaluate(READING_WIDTH_JS)
+            shown += found["shown"]
+            problems += [f"{page} {framework}: scrolls sideways: {line}" for line in found["code"]]
+            problems += [f"{page} {framework}: an SVG chart is {width:.0f} px wide" for width in found["svg"]]
+    assert shown, f"the {lang} book shows no example code"
+    assert not problems, "\n".join(problems)
