@@ -222,3 +222,108 @@ def test_execution_times_table_lists_every_recording(lang: str):
     for row, (stamp, example) in zip(rows, expected):
         assert row[2] == decimal(f"{stamp['runtime_s']:.1f}", lang), f"{example.ident}: run time {row[2]!r}"
         assert stamp["source_sha256"][:10] in row[-1] and stamp["recorded_at"][:10] in row[-1], row
+
+
+# The example directive on a synthetic recording
+# ----------------------------------------------
+# What the real book cannot show today (a hidden-code harness cell, a figure per language, an SVG),
+# built from a hand-made recording in a temporary project.
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="100"><title>en</title></svg>'
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def synthetic_project(tmp_path: Path) -> Path:
+    import json
+    import textwrap
+
+    for framework in FRAMEWORKS:
+        folder = tmp_path / "examples" / framework
+        folder.mkdir(parents=True)
+        (folder / "tiny.py").write_text("# ---\n# jupyter:\n# ---\n# %% tags=[\"queue\"]\nx = 1\n")
+        (folder / "helpers.py").write_text("WHERE = 'here'\n")
+    (tmp_path / "examples" / "common").mkdir()
+    (tmp_path / "examples" / "common" / "__init__.py").write_text("")
+    for framework in FRAMEWORKS:
+        example = Example.parse(tmp_path / "examples", f"{framework}/tiny")
+        cells = [
+            {"cell_type": "code", "metadata": {"tags": ["queue"]}, "source": "x = 1\n", "outputs": [
+                {"output_type": "stream", "name": "stdout", "text": "queued\n"}]},
+            {"cell_type": "code", "metadata": {"tags": ["plot"]}, "source": "draw_both()\n", "outputs": [
+                {"output_type": "stream", "name": "stdout", "text": "drawn\n"},
+                {"output_type": "display_data", "metadata": {"book_language": "en"},
+                 "data": {"image/svg+xml": SVG, "text/plain": "<Figure>"}},
+                {"output_type": "display_data", "metadata": {"book_language": "tr"},
+                 "data": {"image/png": PNG, "text/plain": "<Figure>"}}]},
+        ]
+        stamp = {"source_sha256": example.source_hash(), "recorded_at": "2026-12-01T10:00:00+00:00",
+                 "runtime_s": 1.25, "machine": {"gpus": [], "cpu": "Some CPU", "cpu_threads": 2},
+                 "versions": {"python": "3.11.7", "torch" if framework == "pytorch" else "mxnet": "9.9.9"},
+                 "example_args": "--size 64", "glue": {"devices": "['cpu']", "big": "1234.5678"}}
+        example.recording.parent.mkdir(parents=True, exist_ok=True)
+        example.recording.write_text(json.dumps({"cells": cells, "metadata": {"recording": stamp},
+                                                 "nbformat": 4, "nbformat_minor": 5}))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.rst").write_text(textwrap.dedent("""\
+        Tiny
+        ====
+
+        Big: :measured:`pytorch/tiny::big:,.1f`.
+
+        .. example:: tiny
+           :cells: queue
+
+        .. example:: tiny
+           :cells: plot
+           :hide-code:
+           :alt: A chart.
+        """))
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def synthetic_books(tmp_path_factory) -> dict[str, BeautifulSoup]:
+    import os
+    import subprocess
+    import sys
+
+    project = synthetic_project(tmp_path_factory.mktemp("synthetic"))
+    books = {}
+    for lang in LANGUAGES:
+        args = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
+                "-D", f"examples_dir={project / 'examples'}", "-d", str(project / "doctrees" / lang),
+                str(project / "docs"), str(project / "html" / lang)]
+        built = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                               env=dict(os.environ, BOOK_LANGUAGE=lang))
+        assert built.returncode == 0, built.stderr
+        books[lang] = BeautifulSoup((project / "html" / lang / "index.html").read_text(encoding="utf-8"),
+                                    "html.parser")
+    return books
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books, lang):
+    """A :hide-code: example shows its outputs without code; of a figure drawn per language, each book
+    shows its own (SVG in English here, PNG in Turkish); the later use carries the short mark only."""
+    first, second = synthetic_books[lang].select("div.example")
+    for panel in first.select(".sd-tab-content"):
+        assert [pre.get_text() for pre in panel.select(".example-code pre")] == ["x = 1\n"]
+        assert len(panel.select("a.download")) == 2 and not panel.select("details")
+    for panel in second.select(".sd-tab-content"):
+        assert not panel.select(".example-code"), "a :hide-code: example shows code"
+        assert [pre.get_text() for pre in panel.select(".example-output pre")] == ["drawn\n"]
+        images = panel.select("img.example-image")
+        kind = {"en": "data:image/svg+xml;", "tr": "data:image/png;"}[lang]
+        assert len(images) == 1 and images[0]["src"].startswith(kind), [i["src"][:30] for i in images]
+        assert ("example-svg" in images[0]["class"]) == (lang == "en")
+        assert not panel.select("a.download")
+        assert panel.select_one("details.recording-mark > summary").get_text() == "CPU · 2026-12-01"
+        stamp = panel.select_one("details.recording-mark > .recording-stamp").get_text()
+        assert "--size 64" in stamp and {"en": "1.2 s", "tr": "1,2 sn"}[lang] in stamp, stamp
+
+
+def test_measured_role_formats_with_the_books_separators(synthetic_books):
+    """``:,.1f`` gives 1,234.6 in English and 1.234,6 in Turkish."""
+    shown = {lang: book.select_one("span.measured").get_text() for lang, book in synthetic_books.items()}
+    assert shown == {"en": "1,234.6", "tr": "1.234,6"}
