@@ -481,6 +481,9 @@ CHROME = [
     ("a.language-switch", "title", {"en": "Read this page in Turkish", "tr": "Bu sayfayı İngilizce okuyun"}),
     ("h2 > a.headerlink", "title", {"en": "Link to this heading", "tr": "Bu başlığa bağlantı"}),
     ("#jb-print-toc nav", "aria-label", {"en": "Page", "tr": "Sayfa"}),
+    ("figcaption a.headerlink", "title", {"en": "Link to this image", "tr": "Bu görsele bağlantı"}),
+    (".footer-item .copyright", None, {"en": "© Copyright 2026, The Automatic Parallelism authors.",
+                                       "tr": "© Telif hakkı 2026, Otomatik Paralellik yazarları."}),
 ]
 
 # English that the Turkish book's chrome once showed (the list): none of it may appear in the
