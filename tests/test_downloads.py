@@ -74,7 +74,8 @@ def test_each_tab_serves_its_own_framework(downloads):
 
 
 def test_zip_names_what_to_install(downloads):
-    """The zip's requirements.txt pins the framework of the recorded run; its README says how to run."""
+    """The zip's requirements.txt pins the framework of the recorded run and names matplotlib, which the
+    figures need; its README says how to install and run."""
     for (framework, name), files in downloads.items():
         archive = next(p for p in files if p.suffix == ".zip")
         with zipfile.ZipFile(archive) as opened:
@@ -83,6 +84,7 @@ def test_zip_names_what_to_install(downloads):
         versions = load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}")).stamp["versions"]
         package = {"pytorch": "torch", "mxnet": "mxnet"}[framework]
         assert f"{package}=={versions[package].split('+')[0]}" in requirements, requirements
+        assert "matplotlib" in [line.split("==")[0] for line in requirements], requirements
         assert "pip install -r requirements.txt" in readme and f"python {name}.py" in readme, readme
 
 

@@ -24,6 +24,7 @@ import ast
 import base64
 import io
 import os
+import sys
 import textwrap
 import zipfile
 from pathlib import Path
@@ -148,7 +149,7 @@ def download_files(env, recording) -> tuple[Path, Path]:
         files = {p.relative_to(example.examples_dir / example.framework).as_posix()
                  if p.parent == example.script.parent else p.relative_to(example.examples_dir).as_posix(): p.read_bytes()
                  for p in example.sources()}
-        files["requirements.txt"] = requirements(recording.stamp).encode()
+        files["requirements.txt"] = requirements(recording.stamp, files).encode()
         files["README.txt"] = readme(example, env.config.project).encode()
         write_zip(archive, files)
         write_if_changed(notebook, example.recording.read_bytes())
@@ -156,14 +157,33 @@ def download_files(env, recording) -> tuple[Path, Path]:
     return archive, notebook
 
 
-# What a script needs besides the libraries its recording names: the figures.
-EXTRA_REQUIREMENTS = ("matplotlib",)
+# Modules that only a Jupyter kernel imports (the recording's glue and figures), and pip names that
+# differ from the module's.
+KERNEL_ONLY = {"myst_nb", "IPython"}
+PIP_NAMES = {"pynvml": "nvidia-ml-py"}
 
 
-def requirements(stamp: dict) -> str:
-    """pip requirements: the library versions of the recorded run (without local tags like +cu128)."""
-    pins = [f"{name}=={version.split('+')[0]}" for name, version in stamp["versions"].items() if name != "python"]
-    return "\n".join(pins + list(EXTRA_REQUIREMENTS)) + "\n"
+def imported_packages(files: dict[str, bytes]) -> set[str]:
+    """The third-party top-level modules that these Python files import, anywhere in them."""
+    local = {name.split("/")[0].removesuffix(".py") for name in files}
+    found = set()
+    for name, data in files.items():
+        if name.endswith(".py"):
+            for node in ast.walk(ast.parse(data)):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+    return found - local - set(sys.stdlib_module_names) - KERNEL_ONLY - {"__future__"}
+
+
+def requirements(stamp: dict, files: dict[str, bytes]) -> str:
+    """pip requirements of the zip: every package its files import, at the version of the recorded run
+    where the stamp names one (without local tags like +cu128)."""
+    versions = {name: version.split("+")[0] for name, version in stamp["versions"].items()}
+    lines = [f"{PIP_NAMES.get(m, m)}=={versions[m]}" if m in versions else PIP_NAMES.get(m, m)
+             for m in sorted(imported_packages(files) | set(versions) - {"python"})]
+    return "\n".join(lines) + "\n"
 
 
 def readme(example: Example, book: str) -> str:
