@@ -31,7 +31,8 @@ locale_dirs = [str(CONF_DIR / "locale")]
 # ---------------------
 
 project = TITLES[language]
-author = "The Automatic Parallelism authors"
+AUTHORS = {"en": "The Automatic Parallelism authors", "tr": "Otomatik Paralellik yazarları"}
+author = AUTHORS[language]
 copyright = "2026, " + author
 extensions = [
     "sphinx_design",  # the PyTorch / MXNet tabs
@@ -41,14 +42,21 @@ extensions = [
     "execution_times",  # the table of how long each recorded example ran
     "language_switch",  # every page links to itself in the other language
     "mathml",  # formulas as MathML, drawn by the browser offline
+    "turkish_citations",  # citation styles for the Turkish book
+    "accessibility",  # fixes of Sphinx's HTML that axe-core reports
 ]
+# Smart quotes and ellipses, but no dashes: "--size" in the stamps must stay two hyphens (Sphinx's
+# default "qDe" turned it into an en dash). The prose writes its dashes as characters.
+smartquotes_action = "qe"
 # Figures are numbered, so :numref: works as in the original book.
 numfig = True
 # The example scripts and their recordings, shown by the example_cells extension.
 examples_dir = CONF_DIR.parent / "examples"
 # Resolved relative to this folder, as sphinxcontrib-bibtex does with -c.
 bibtex_bibfiles = ["references.bib"]
-bibtex_reference_style = "author_year"
+# Turkish citations say "vd." and "ve" (see ext/turkish_citations.py).
+bibtex_reference_style = "author_year_tr" if language == "tr" else "author_year"
+bibtex_default_style = "alpha_tr" if language == "tr" else "alpha"
 
 # Options for HTML output
 # -----------------------
@@ -71,6 +79,9 @@ html_theme_options = {
     "show_toc_level": 2,
     # The book lives offline; no repository or launch buttons.
     "use_download_button": True,
+    # sphinx-book-theme builds "Search..." from an untranslated word; set here, it is Turkish in the
+    # Turkish book also when JavaScript is off.
+    "search_bar_text": {"en": "Search...", "tr": "Ara..."}[language],
 }
 # Copy buttons only on code, never on outputs or the stamp.
 copybutton_selector = "div.highlight-python pre"

@@ -1,8 +1,6 @@
 /* Turkish for the words that scripts write into the page at run time, which no .po file reaches:
- * sphinx-copybutton's tooltips ("Copy", "Copied!"), the summary line of Sphinx's search page
- * (Sphinx's Turkish catalog leaves it empty), and the search field's "Search..." (sphinx-book-theme
- * builds it from an untranslated word, in a template that cannot be overridden from templates_path;
- * the field works only with JavaScript anyway). conf.py loads this file only into the Turkish book,
+ * sphinx-copybutton's tooltips ("Copy", "Copied!") and the summary line of Sphinx's search page
+ * (Sphinx's Turkish catalog leaves it empty). conf.py loads this file only into the Turkish book,
  * after copybutton.js and translations.js and before the page has loaded.
  */
 (() => {
@@ -23,15 +21,6 @@
     iconCopy = iconCopy.replace(`<title>${english.copy_to_clipboard}</title>`, `<title>${messages.tr.copy_to_clipboard}</title>`);
     iconCheck = iconCheck.replace(`<title>${english.copy_success}</title>`, `<title>${messages.tr.copy_success}</title>`);
   }
-
-  // The search field of the search page and of the Ctrl+K pop-up.
-  document.addEventListener("DOMContentLoaded", () => {
-    for (const field of document.querySelectorAll('.bd-search input[name="q"]')) {
-      for (const attribute of ["placeholder", "aria-label"]) {
-        if (field.getAttribute(attribute) === "Search...") field.setAttribute(attribute, "Ara...");
-      }
-    }
-  });
 
   // Sphinx's search summary, in the singular/plural pair that searchtools.js asks for. Sphinx's
   // Turkish catalog has it empty, and its plural rule "(n > 1)" gives true/false, which are no index

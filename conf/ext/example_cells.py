@@ -4,17 +4,29 @@
        :cells: devices-alone devices-together
        :alt: Alt text for the charts these cells draw.
 
+    .. example:: auto_parallelism
+       :cells: timeline-devices
+       :hide-code:
+       :alt: ...
+
     The run took :measured:`pytorch/auto_parallelism::t_together:.3f` seconds.
 
 The code comes from the recording, which is checked against the script it was made from, so the page
 never shows code that differs from ``examples/``. A stale or missing recording fails the build.
+``:hide-code:`` shows only the outputs (harness cells). Each tab offers two downloads: a zip that runs
+from an empty folder, and the executed notebook. The Turkish book writes measured numbers with a
+decimal comma.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
+import io
 import os
+import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 from docutils import nodes
@@ -38,19 +50,29 @@ def recording_for(env, framework: str, name: str):
     return cache[key]
 
 
-def stamp_text(stamp: dict) -> str:
-    """One line that says where and when the outputs above were produced."""
+def local_number(text: str, language: str) -> str:
+    """A formatted number as the book's language writes it: Turkish 1.234,5 for English 1,234.5."""
+    return text.translate(str.maketrans({".": ",", ",": "."})) if language == "tr" else text
+
+
+def devices_used(stamp: dict) -> list[str]:
+    return ast.literal_eval(stamp["glue"]["devices"])
+
+
+def stamp_text(stamp: dict, language: str = "en") -> str:
+    """One line that says where and when the outputs above were produced (numbers as ``language``
+    writes them)."""
     machine = stamp["machine"]
     gpus = machine["gpus"]
     gpu_text = f"{len(gpus)} × {gpus[0]}" if gpus and len(set(gpus)) == 1 else ", ".join(gpus)
-    used = ", ".join(ast.literal_eval(stamp["glue"]["devices"]))
+    cpu_text = _("%(cpu)s (%(threads)d threads)") % {"cpu": machine["cpu"], "threads": machine["cpu_threads"]}
     versions = ", ".join(f"{k} {v}" for k, v in stamp["versions"].items())
     parts = [
         _("Recorded %s") % stamp["recorded_at"][:10],
-        _("ran on: %s") % used,
-        _("machine: %s") % "; ".join(p for p in (gpu_text, f"{machine['cpu']} ({machine['cpu_threads']} threads)") if p),
+        _("ran on: %s") % ", ".join(devices_used(stamp)),
+        _("machine: %s") % "; ".join(p for p in (gpu_text, cpu_text) if p),
         versions,
-        _("%.1f s") % stamp["runtime_s"],
+        _("%s s") % local_number(f"{stamp['runtime_s']:.1f}", language),
         _("source %s") % stamp["source_sha256"][:10],
     ]
     if stamp.get("example_args"):
@@ -58,22 +80,54 @@ def stamp_text(stamp: dict) -> str:
     return " · ".join(parts)
 
 
-def cell_rst(cell: dict, alt: str) -> list[str]:
-    """The rST for one cell: its code, then each of its outputs."""
-    lines = [".. code-block:: python", "   :class: example-code", ""]
-    lines += textwrap.indent("".join(cell["source"]), "   ").splitlines() + [""]
-    for output in cell.get("outputs", []):
+def stamp_mark(stamp: dict) -> str:
+    """The short form of a stamp, e.g. ``H200 · 2026-12-02``: the GPU the run used, or CPU."""
+    used = " ".join(devices_used(stamp))
+    gpu = next((name for name in stamp["machine"]["gpus"] if name in used), None)
+    where = gpu.removeprefix("NVIDIA ") if gpu else "CPU"
+    return f"{where} · {stamp['recorded_at'][:10]}"
+
+
+def chosen_outputs(cell: dict, language: str) -> list[dict]:
+    """The outputs of a cell that the book in ``language`` shows: a figure drawn for one language
+    (output metadata ``book_language``) appears only in that language's book."""
+    return [o for o in cell.get("outputs", []) if o.get("metadata", {}).get("book_language", language) == language]
+
+
+IMAGE_TYPES = ("image/svg+xml", "image/png")
+
+
+def image_rst(data: dict, alt: str) -> list[str]:
+    """An inline figure: SVG when the run drew one, else PNG."""
+    kind = next(k for k in IMAGE_TYPES if k in data)
+    payload = data[kind]
+    if kind == "image/svg+xml":
+        text = payload if isinstance(payload, str) else "".join(payload)
+        payload = base64.b64encode(text.encode("utf-8")).decode("ascii")
+    payload = payload.replace("\n", "")
+    name = kind.split("/")[1].split("+")[0]
+    return [f".. image:: data:{kind};base64,{payload}", f"   :alt: {alt}",
+            f"   :class: example-image example-{name}", ""]
+
+
+def cell_rst(cell: dict, alt: str, language: str, show_code: bool = True) -> list[str]:
+    """The rST for one cell: its code (unless hidden), then each of its outputs in this language."""
+    lines = []
+    if show_code:
+        lines = [".. code-block:: python", "   :class: example-code", ""]
+        lines += textwrap.indent("".join(cell["source"]), "   ").splitlines() + [""]
+    for output in chosen_outputs(cell, language):
         kind = output["output_type"]
+        data = output.get("data", {})
         if kind == "stream":
             text = "".join(output["text"])
         elif kind == "error":
             raise RecordingError("a recording holds an error output; the execute build should have failed")
-        elif "image/png" in output.get("data", {}):
-            data = output["data"]["image/png"].replace("\n", "")
-            lines += [f".. image:: data:image/png;base64,{data}", f"   :alt: {alt}", "   :class: example-image", ""]
+        elif any(k in data for k in IMAGE_TYPES):
+            lines += image_rst(data, alt)
             continue
-        elif "text/plain" in output.get("data", {}):
-            text = "".join(output["data"]["text/plain"])
+        elif "text/plain" in data:
+            text = "".join(data["text/plain"])
         else:
             continue
         if text.strip():
@@ -82,11 +136,103 @@ def cell_rst(cell: dict, alt: str) -> list[str]:
     return lines
 
 
+def download_files(env, recording) -> tuple[Path, Path]:
+    """The two downloads of an example, made once per build: a zip that runs from an empty folder (the
+    script, every project module it imports, a README and a requirements.txt), and the recording."""
+    example = recording.example
+    folder = Path(env.app.doctreedir) / "example-downloads" / example.framework
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{example.name}-{example.framework}"
+    archive, notebook = folder / f"{stem}.zip", folder / f"{stem}.ipynb"
+    made = env.app.__dict__.setdefault("_example_downloads", set())
+    if stem not in made:
+        files = {p.relative_to(example.examples_dir / example.framework).as_posix()
+                 if p.parent == example.script.parent else p.relative_to(example.examples_dir).as_posix(): p.read_bytes()
+                 for p in example.sources()}
+        files["requirements.txt"] = requirements(recording.stamp, files).encode()
+        files["README.txt"] = readme(example, env.config.project).encode()
+        write_zip(archive, files)
+        write_if_changed(notebook, example.recording.read_bytes())
+        made.add(stem)
+    return archive, notebook
+
+
+# Modules that only a Jupyter kernel imports (the recording's glue and figures), and pip names that
+# differ from the module's.
+KERNEL_ONLY = {"myst_nb", "IPython"}
+PIP_NAMES = {"pynvml": "nvidia-ml-py"}
+
+
+def imported_packages(files: dict[str, bytes]) -> set[str]:
+    """The third-party top-level modules that these Python files import, anywhere in them."""
+    local = {name.split("/")[0].removesuffix(".py") for name in files}
+    found = set()
+    for name, data in files.items():
+        if name.endswith(".py"):
+            for node in ast.walk(ast.parse(data)):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+    return found - local - set(sys.stdlib_module_names) - KERNEL_ONLY - {"__future__"}
+
+
+def requirements(stamp: dict, files: dict[str, bytes]) -> str:
+    """pip requirements of the zip: every package its files import, at the version of the recorded run
+    where the stamp names one (without local tags like +cu128)."""
+    versions = {name: version.split("+")[0] for name, version in stamp["versions"].items()}
+    lines = [f"{PIP_NAMES.get(m, m)}=={versions[m]}" if m in versions else PIP_NAMES.get(m, m)
+             for m in sorted(imported_packages(files) | set(versions) - {"python"})]
+    return "\n".join(lines) + "\n"
+
+
+def readme(example: Example, book: str) -> str:
+    title = FRAMEWORK_TITLES[example.framework]
+    return "\n".join([
+        _("%(script)s (%(framework)s), an example of the book \"%(book)s\".")
+        % {"script": example.script.name, "framework": title, "book": book},
+        "",
+        _("Unpack this archive into an empty folder and run, in that folder:"),
+        "",
+        "    python -m pip install -r requirements.txt",
+        f"    python {example.script.name} --help",
+        f"    python {example.script.name}",
+        "",
+        _("requirements.txt names the library versions of the recorded run in the book."),
+        "",
+    ])
+
+
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # a fixed date: the same sources give the same archive
+
+
+def write_zip(path: Path, files: dict[str, bytes]) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name])
+    write_if_changed(path, buffer.getvalue())
+
+
+def write_if_changed(path: Path, data: bytes) -> None:
+    if not path.is_file() or path.read_bytes() != data:
+        path.write_bytes(data)
+
+
 class ExampleDirective(SphinxDirective):
-    """Framework tabs holding the chosen cells of one example, with outputs and a recording stamp."""
+    """Framework tabs holding the chosen cells of one example, with outputs and a recording stamp.
+
+    The first time a page shows an example of a framework, the tab carries the full stamp and the
+    downloads; later tabs of the same example carry a short mark that unfolds to the full stamp.
+    ``:hide-code:`` shows the cells' outputs without their code (harness cells).
+    """
 
     required_arguments = 1
-    option_spec = {"cells": directives.unchanged_required, "alt": directives.unchanged}
+    option_spec = {"cells": directives.unchanged_required, "alt": directives.unchanged,
+                   "hide-code": directives.flag}
 
     def run(self) -> list[nodes.Node]:
         name = self.arguments[0]
@@ -94,27 +240,84 @@ class ExampleDirective(SphinxDirective):
         if not tags:
             raise self.error(f"example {name}: give the cells to show with :cells:")
         alt = self.options.get("alt", "")
+        show_code = "hide-code" not in self.options
+        language = self.env.config.language
+        seen = self.env.temp_data.setdefault("examples_shown", set())
         lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
         for framework in FRAMEWORKS:
             try:
                 recording = recording_for(self.env, framework, name)
-                body = [line for tag in tags for line in cell_rst(recording.cell(tag), alt)]
+                body = [line for tag in tags for line in cell_rst(recording.cell(tag), alt, language, show_code)]
                 if any(line.startswith(".. image::") for line in body) and not alt:
                     raise RecordingError(f"cells {' '.join(tags)} draw images: give them :alt: text")
             except RecordingError as err:
                 raise self.error(f"example {framework}/{name}: {err}") from None
             for path in recording.example.sources() + [recording.example.recording]:
                 self.env.note_dependency(str(path))
-            script = recording.example.script
-            relative = os.path.relpath(script, Path(self.env.doc2path(self.env.docname)).parent)
-            body += [".. rst-class:: recording-stamp", "", stamp_text(recording.stamp), "",
-                     ".. rst-class:: example-download", "",
-                     f":download:`{_('Download %s') % script.name} <{relative}>`", ""]
+            body += self.stamp_rst(recording, first=(framework, name) not in seen)
+            seen.add((framework, name))
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
             lines += textwrap.indent("\n".join(body), "      ").splitlines() + [""]
         container = nodes.container(classes=["example"])
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
         return [container]
+
+    def stamp_rst(self, recording, first: bool) -> list[str]:
+        stamp = recording.stamp
+        if not first:
+            text = stamp_text(stamp, self.env.config.language)
+            return [".. recording-stamp::", f"   :mark: {stamp_mark(stamp)}", "", f"   {text}", ""]
+        here = Path(self.env.doc2path(self.env.docname)).parent
+        links = [f":download:`{_('Download %s') % path.name} <{os.path.relpath(path, here)}>`"
+                 for path in download_files(self.env, recording)]
+        return [".. recording-stamp::", "", f"   {stamp_text(stamp, self.env.config.language)}", "",
+                ".. rst-class:: example-download", "", " · ".join(links), ""]
+
+
+class details(nodes.General, nodes.Element):
+    """An HTML ``<details>``: its first child is the ``summary``."""
+
+
+class summary(nodes.TextElement):
+    """The always visible line of a ``details``."""
+
+
+def visit_details(self, node) -> None:
+    self.body.append(self.starttag(node, "details"))
+
+
+def depart_details(self, node) -> None:
+    self.body.append("</details>\n")
+
+
+def visit_summary(self, node) -> None:
+    self.body.append(self.starttag(node, "summary", suffix=""))
+
+
+def depart_summary(self, node) -> None:
+    self.body.append("</summary>\n")
+
+
+class RecordingStampDirective(SphinxDirective):
+    """The stamp of a recorded run; with ``:mark:`` folded behind that short mark (a real ``<summary>``
+    text, so that screen readers and keyboards reach it)."""
+
+    has_content = True
+    option_spec = {"mark": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        holder = nodes.Element()
+        self.state.nested_parse(self.content, self.content_offset, holder)
+        stamp = holder[0]
+        stamp["classes"].append("recording-stamp")
+        if "mark" not in self.options:
+            return [stamp]
+        folded = details(classes=["recording-mark"])
+        folded += summary(self.options["mark"], self.options["mark"])
+        folded += stamp
+        return [folded]
+
+
 
 
 class MeasuredRole(SphinxRole):
@@ -132,6 +335,8 @@ class MeasuredRole(SphinxRole):
             if value is None:
                 raise RecordingError("the recorded run did not measure it (None); the prose must not quote it")
             text = format(value, spec) if spec else str(value)
+            if isinstance(value, (int, float)):
+                text = local_number(text, self.env.config.language)
         except (RecordingError, ValueError, SyntaxError, TypeError) as err:
             msg = self.inliner.reporter.error(f"measured value {self.text!r}: {err}", line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
@@ -155,6 +360,9 @@ def check_all_recordings(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
     app.add_directive("example", ExampleDirective)
+    app.add_directive("recording-stamp", RecordingStampDirective)
+    app.add_node(details, html=(visit_details, depart_details))
+    app.add_node(summary, html=(visit_summary, depart_summary))
     app.add_role("measured", MeasuredRole())
     app.connect("builder-inited", check_all_recordings)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
