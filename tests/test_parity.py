@@ -25,9 +25,12 @@ def test_parity_check_notices_a_difference(tmp_path: Path):
     assert parity_problems(en, tr) == []
     page = tr / "chapter_computational-performance" / "auto-parallelism.rst"
     text = page.read_text()
-    text = text.replace(".. _sec_auto_para:", "", 1).replace(":cells: setup", ":cells: setup warm-up", 1)
-    page.write_text(text + "\nExtra\n-----\n")
+    planted = text.replace(".. _sec_auto_para:", "", 1).replace("   :cells: ", "   :cells: extra-cell ", 1)
+    assert planted.count("extra-cell") == 1 and "_sec_auto_para:" not in planted, "the planted changes missed"
+    page.write_text(planted + "\nExtra\n-----\n")
     (tr / "glossary.rst").unlink()
-    problems = "\n".join(parity_problems(en, tr))
-    assert "glossary.rst: only in en" in problems
-    assert "labels differ" in problems and "sections differ" in problems
+    problems = parity_problems(en, tr)
+    found = "\n".join(problems)
+    assert "glossary.rst: only in en" in found
+    changed = [p for p in problems if p.startswith("chapter_computational-performance/auto-parallelism.rst")]
+    assert {p.split(": ")[1] for p in changed} == {"labels differ", "examples differ", "sections differ"}, found
