@@ -18,7 +18,9 @@ HTML = ROOT / "_build" / "html"
 LANGUAGES = ("en", "tr")
 CHAPTER = "chapter_computational-performance"
 # Words of prose, code excluded, per page; the Turkish page mirrors the English one within the same budget.
-BUDGETS = {"index": 300, "async-computation": 1000, "auto-parallelism": 1500, "measuring": 1500}
+BUDGETS = {"index": 300, "hybridize": 1500, "async-computation": 1000, "auto-parallelism": 1500, "measuring": 1500}
+PAGES = sorted(p.stem for p in (ROOT / "docs" / "en" / CHAPTER).glob("*.rst"))
+LESSONS = [page for page in PAGES if page not in ("index", "measuring")]
 MAX_CELL_LINES = 12
 MAX_CELL_COLUMNS = 79
 # What a reader does not read as prose: example cells and their outputs, code, formulas, the reference list.
@@ -68,9 +70,15 @@ def cell_problems(code: str) -> list[str]:
     return problems
 
 
+def test_every_chapter_page_has_a_word_budget():
+    """A new page of the chapter comes with a budget, so that its length is checked too."""
+    assert set(PAGES) <= set(BUDGETS), f"pages without a word budget: {sorted(set(PAGES) - set(BUDGETS))}"
+    assert {"async-computation", "auto-parallelism"} <= set(LESSONS)
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
-@pytest.mark.parametrize("page", BUDGETS)
-def test_lesson_pages_keep_their_word_budget(lang: str, page: str):
+@pytest.mark.parametrize("page", PAGES)
+def test_chapter_pages_keep_their_word_budget(lang: str, page: str):
     """A page's prose, code excluded, stays within its budget in both languages."""
     words = prose_words(article(lang, page))
     assert words <= BUDGETS[page], f"{lang}/{page}: {words} words of prose, budget {BUDGETS[page]}"
@@ -78,11 +86,11 @@ def test_lesson_pages_keep_their_word_budget(lang: str, page: str):
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-@pytest.mark.parametrize("page", ["async-computation", "auto-parallelism"])
+@pytest.mark.parametrize("page", PAGES)
 def test_shown_cells_are_short_plain_demonstrations(lang: str, page: str):
-    """Every cell a lesson page shows, in both tabs, is at most 12 lines of 79 columns and does something."""
+    """Every cell a page shows, in both tabs, is at most 12 lines of 79 columns and does something."""
     cells = shown_cells(article(lang, page))
-    assert cells, f"{lang}/{page} shows no cells"
+    assert cells or page not in LESSONS, f"{lang}/{page} shows no cells"
     problems = [f"{code.splitlines()[0]!r}...: {', '.join(p)}" for code in cells if (p := cell_problems(code))]
     assert not problems, f"{lang}/{page}:\n" + "\n".join(problems)
 
