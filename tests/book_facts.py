@@ -13,8 +13,8 @@ from pathlib import Path
 LABEL = re.compile(r"^\.\. _([\w-]+):\s*$", re.M)
 CITE = re.compile(r":cite:[pt]?:`([^`]+)`")
 FIGURE = re.compile(r"^\s*\.\. figure:: (\S+)", re.M)
-EXAMPLE = re.compile(r"^( *)\.\. example:: (\S+)\n((?:\1 +:\w+:.*\n)+)", re.M)
-OPTION = re.compile(r":(\w+):\s*(.*)")
+EXAMPLE = re.compile(r"^( *)\.\. example:: (\S+)\n((?:\1 +:[\w-]+:.*\n)+)", re.M)
+OPTION = re.compile(r":([\w-]+):\s*(.*)")
 SECTION_UNDERLINE = re.compile(r"^(?P<title>[^\s.][^\n]*)\n(?P<line>([=\-~^\"'+*#])\3{2,})\s*$", re.M)
 
 
@@ -23,6 +23,7 @@ class ExampleUse:
     name: str
     cells: tuple[str, ...]
     alt: str = ""
+    hide_code: bool = False  # the cells' outputs only (harness cells)
 
 
 @dataclass
@@ -41,7 +42,8 @@ def page_facts(text: str) -> PageFacts:
     facts.figures = [Path(uri).name for uri in FIGURE.findall(text)]
     for match in EXAMPLE.finditer(text):
         options = dict(OPTION.match(line.strip()).groups() for line in match.group(3).splitlines())
-        facts.examples.append(ExampleUse(match.group(2), tuple(options.get("cells", "").split()), options.get("alt", "")))
+        cells = tuple(options.get("cells", "").split())
+        facts.examples.append(ExampleUse(match.group(2), cells, options.get("alt", ""), "hide-code" in options))
     facts.sections = len(SECTION_UNDERLINE.findall(text))
     return facts
 
@@ -57,7 +59,7 @@ def comparable(facts: PageFacts) -> dict:
         "labels": facts.labels,
         "citations": facts.citations,
         "figures": facts.figures,
-        "examples": [(e.name, e.cells) for e in facts.examples],
+        "examples": [(e.name, e.cells, e.hide_code) for e in facts.examples],
         "sections": facts.sections,
     }
 
