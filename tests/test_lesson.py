@@ -1,0 +1,115 @@
+"""The lesson pages stay short and plain: word budgets for the prose, and shown cells that a reader can follow.
+
+Both checks read the built books (``make test`` builds them first into _build/html), so they see what a
+reader sees in each language and each framework tab.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+LANGUAGES = ("en", "tr")
+CHAPTER = "chapter_computational-performance"
+# Words of prose, code excluded, per page; the Turkish page mirrors the English one within the same budget.
+BUDGETS = {"index": 300, "hybridize": 1500, "async-computation": 1000, "auto-parallelism": 1500, "measuring": 1500}
+PAGES = sorted(p.stem for p in (ROOT / "docs" / "en" / CHAPTER).glob("*.rst"))
+LESSONS = [page for page in PAGES if page not in ("index", "measuring")]
+MAX_CELL_LINES = 12
+MAX_CELL_COLUMNS = 79
+# What a reader does not read as prose: example cells and their outputs, code, formulas, the reference list.
+NOT_PROSE = "div.example, pre, math, .math, .headerlink, .citation, .toctree-wrapper"
+WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+# Calls that only show or pass on values: a cell that calls nothing else measures nothing itself.
+REPORTING_CALLS = {
+    "print", "str", "repr", "format", "len", "round", "float", "int", "min", "max", "sum", "abs",
+    "zip", "range", "enumerate", "list", "dict", "tuple", "sorted", "glue", "seconds", "fraction",
+    "parallel_efficiency", "overlap_efficiency",
+}
+
+
+def article(lang: str, page: str) -> BeautifulSoup:
+    path = HTML / lang / CHAPTER / f"{page}.html"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build the books with 'make html' (make test does it first)")
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select_one("article")
+
+
+def prose_words(node: BeautifulSoup) -> int:
+    """Words a reader reads as prose: the article without code, cells, outputs, formulas and references."""
+    node = BeautifulSoup(str(node), "html.parser")
+    for element in node.select(NOT_PROSE):
+        element.decompose()
+    return len(WORD.findall(node.get_text(" ")))
+
+
+def shown_cells(node: BeautifulSoup) -> list[str]:
+    """The code of every cell shown on a page, in every framework tab."""
+    return [pre.get_text() for pre in node.select("div.example .example-code pre")]
+
+
+def cell_problems(code: str) -> list[str]:
+    """Why a shown cell is not a plain demonstration: too long, too wide, or only reading values."""
+    lines = code.rstrip("\n").splitlines()
+    problems = []
+    if len(lines) > MAX_CELL_LINES:
+        problems.append(f"{len(lines)} lines (at most {MAX_CELL_LINES})")
+    wide = [line for line in lines if len(line) > MAX_CELL_COLUMNS]
+    if wide:
+        problems.append(f"{len(wide)} lines wider than {MAX_CELL_COLUMNS} columns")
+    calls = [node.func for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]
+    names = {f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "") for f in calls}
+    if not {n for n in names if not n.startswith("publish")} - REPORTING_CALLS:
+        problems.append("it calls nothing but printing and arithmetic: it only reads values measured elsewhere")
+    return problems
+
+
+def test_every_chapter_page_has_a_word_budget():
+    """A new page of the chapter comes with a budget, so that its length is checked too."""
+    assert set(PAGES) <= set(BUDGETS), f"pages without a word budget: {sorted(set(PAGES) - set(BUDGETS))}"
+    assert {"async-computation", "auto-parallelism"} <= set(LESSONS)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_chapter_pages_keep_their_word_budget(lang: str, page: str):
+    """A page's prose, code excluded, stays within its budget in both languages."""
+    words = prose_words(article(lang, page))
+    assert words <= BUDGETS[page], f"{lang}/{page}: {words} words of prose, budget {BUDGETS[page]}"
+    assert words >= BUDGETS[page] // 10, f"{lang}/{page}: {words} words; is the page's prose being counted?"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_shown_cells_are_short_plain_demonstrations(lang: str, page: str):
+    """Every cell a page shows, in both tabs, is at most 12 lines of 79 columns and does something."""
+    cells = shown_cells(article(lang, page))
+    assert cells or page not in LESSONS, f"{lang}/{page} shows no cells"
+    problems = [f"{code.splitlines()[0]!r}...: {', '.join(p)}" for code in cells if (p := cell_problems(code))]
+    assert not problems, f"{lang}/{page}:\n" + "\n".join(problems)
+
+
+def test_the_checks_notice_long_cells_reading_cells_and_prose():
+    """The checks themselves fail on a cell that is too long or only reads values, and count prose, not code."""
+    assert cell_problems("t = helpers.benchmark(lambda: run(x))\nprint(t)\n") == []
+    assert "lines" in cell_problems("x = run(x)\n" * (MAX_CELL_LINES + 1))[0]
+    assert "wider" in cell_problems(f"y = run({'x' * MAX_CELL_COLUMNS})\n")[0]
+    reads_only = (  # a cell that the old page showed: it reads a time measured in the cell before
+        't_together = times["together"]\n'
+        "parallel_eff = parallel_efficiency(t_alone, t_together)\n"
+        'print(f"together: {seconds(t_together)}")\n'
+        'report.publish_all({"t_together": t_together})\n'
+    )
+    assert "only reads" in cell_problems(reads_only)[0]
+    page = BeautifulSoup(
+        "<article><p>Three plain words.</p><div class='example'><p>tab words</p></div>"
+        "<pre>code words</pre><math><mi>x</mi></math></article>",
+        "html.parser",
+    )
+    assert prose_words(page) == 3
