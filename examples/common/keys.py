@@ -21,3 +21,9 @@ PARALLELISM_SWEEP = [
 ]
 #: What every --json object holds besides the keys above.
 ALWAYS = ["size", "repeats"]
+HYBRIDIZE = [
+    "devices", "t_eager", "t_compile", "t_compiled", "speedup_compiled", "breakeven_calls",
+    "export_files", "export_matches", "t_loop_eager", "t_loop_graph", "t_step_frontend",
+    "t_step_backend", "speedup_graph", "graph_matches", "t_ro_compile", "t_loop_reduce_overhead",
+    "sweep_sizes", "eager_parallel_eff", "graph_parallel_eff", "streams_graph_matches",
+]

@@ -1,0 +1,245 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+"""Compilers and interpreters with PyTorch: torch.compile, torch.export, CUDA graphs.
+
+You learn what the interpreter costs per operation, what torch.compile
+(TorchDynamo and Inductor) gains by fusing a chain of elementwise operations
+and what the compilation costs, how torch.export saves a whole graph, how a
+CUDA graph replays a captured loop of kernels with one launch, and whether two
+streams of small jobs run side by side once they are captured as one graph.
+--size n: the GELU input is an n x n matrix. torch.compile needs a C++
+compiler on the CPU. CUDA graphs need a GPU: without one the script says so
+and skips them.
+"""
+
+# %% tags=["setup"]
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+import helpers
+from helpers import seconds
+from common.hybridize import CHAIN, SMALL, STEPS, Timed, add_sweep, draw_streams
+from common.keys import HYBRIDIZE
+from common.stats import median, parallel_efficiency, speedup
+from common.timeline import Span
+
+options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=add_sweep)
+gpus = helpers.gpus(options.device)
+device = gpus[0] if gpus else helpers.cpu()
+on_gpu = device.type == "cuda"
+print(f"device: {helpers.name(device)}")
+if not on_gpu:
+    print("CPU: CUDA graphs need a GPU, so their cells say so and skip.")
+report.publish("devices", [helpers.name(device)])
+timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
+
+
+def first_call(job):
+    """Seconds of one call of job(), the queued work included."""
+    begin = time.perf_counter()
+    job()
+    helpers.synchronize([device])
+    return time.perf_counter() - begin
+
+
+# %% tags=["imperative"]
+def gelu(x):  # GELU, tanh approximation: nine elementwise operations
+    inner = 0.7978845608 * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1.0 + torch.tanh(inner))
+
+
+x = helpers.rand(options.size, device)
+t_eager = timed("t_eager", "eager, one operation at a time", lambda: gelu(x))
+
+# %% tags=["compile"]
+compiled = torch.compile(gelu)  # TorchDynamo captures, Inductor generates code
+t_compile = first_call(lambda: compiled(x))  # the first call compiles
+print(f"first call (compiles): {seconds(t_compile)}")
+t_compiled = timed("t_compiled", "compiled, fused", lambda: compiled(x))
+print("same result:", torch.allclose(compiled(x), gelu(x), atol=1e-5))
+
+# %% tags=["compile-harness"]
+speedup_compiled = speedup(t_eager, t_compiled)
+saved = t_eager - t_compiled
+breakeven_calls = round(t_compile / saved) if saved > 0 else None
+print(f"speedup of the compiled function: {speedup_compiled:.2f}x")
+print(f"calls until compiling pays off: {breakeven_calls or 'never'}")
+report.publish_all({"t_compile": t_compile, "speedup_compiled": speedup_compiled,
+                    "breakeven_calls": breakeven_calls})
+
+# %% tags=["export"]
+net = torch.nn.Sequential(torch.nn.Linear(SMALL, SMALL), torch.nn.Tanh())
+sample = torch.rand(1, SMALL)
+program = torch.export.export(net, (sample,))  # one graph, no Python left
+folder = Path(tempfile.mkdtemp())
+torch.export.save(program, folder / "net.pt2")
+print("files:", sorted(p.name for p in folder.iterdir()))
+print("operators:", [str(n.target) for n in program.graph.nodes
+                     if n.op == "call_function"])
+loaded = torch.export.load(folder / "net.pt2").module()
+print("same result:", torch.allclose(loaded(sample), net(sample)))
+
+# %% tags=["export-harness"]
+report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
+                    "export_matches": torch.allclose(loaded(sample), net(sample))})
+
+# %% tags=["graph"]
+w = helpers.rand(SMALL, device) / SMALL
+y0 = helpers.rand(SMALL, device)
+
+
+def loop(y):  # the small steps of the async section: a product and a tanh
+    for _ in range(STEPS):
+        y = torch.tanh(y @ w)
+    return y
+
+
+if on_gpu:
+    loop(y0)  # warm-up: libraries set up their handles before a capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # records the kernels instead of running them
+        y_graph = loop(y0)
+    graph.replay()  # all 400 kernels, one launch; the result is in y_graph
+
+# %% tags=["graph-harness"]
+def issue_time(job):
+    """Median seconds until job() returns, before its queued work is done."""
+    times = []
+    for _ in range(options.repeats):
+        helpers.synchronize([device])
+        begin = time.perf_counter()
+        job()
+        times.append(time.perf_counter() - begin)
+    helpers.synchronize([device])
+    return median(times)
+
+
+if on_gpu:
+    t_loop_eager = timed("t_loop_eager", "eager loop", lambda: loop(y0))
+    t_loop_graph = timed("t_loop_graph", "one graph replay", graph.replay)
+    t_step_frontend, t_step_backend = issue_time(lambda: loop(y0)) / STEPS, t_loop_graph / STEPS
+    print(f"per step: frontend {t_step_frontend * 1e6:.1f} us (eager), "
+          f"GPU {t_step_backend * 1e6:.1f} us (replayed)")
+    report.publish_all({"t_step_frontend": t_step_frontend, "t_step_backend": t_step_backend,
+                        "speedup_graph": speedup(t_loop_eager, t_loop_graph),
+                        "graph_matches": torch.allclose(y_graph, loop(y0), atol=1e-5)})
+else:
+    print("CPU: no CUDA graphs; skipped.")
+
+# %% tags=["reduce-overhead"]
+if on_gpu:
+    automatic = torch.compile(loop, mode="reduce-overhead")  # Inductor + CUDA graphs
+    t_ro_compile = first_call(lambda: automatic(y0))
+    print(f"first call (compiles): {seconds(t_ro_compile)}")
+    timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0))
+    report.publish("t_ro_compile", t_ro_compile)
+else:
+    print("CPU: reduce-overhead adds CUDA graphs, which need a GPU; skipped.")
+
+
+# %% tags=["streams"]
+def two_streams(jobs, main, sides):
+    """Run each job on its own side stream, forked from and joined back to main."""
+    outs = []
+    for job, side in zip(jobs, sides):
+        side.wait_stream(main)  # the side stream starts after main's work so far
+        with torch.cuda.stream(side):
+            outs.append(job())
+    for side in sides:
+        main.wait_stream(side)  # main (and a capture) ends after both jobs
+    return outs
+
+
+# %% tags=["streams-harness"]
+def chain(n):
+    """One job: CHAIN products of an n x n matrix, each followed by a tanh."""
+    y, w = helpers.rand(n, device), helpers.rand(n, device) / n
+
+    def job():
+        out = y
+        for _ in range(CHAIN):
+            out = torch.tanh(out @ w)
+        return out
+    return job
+
+
+def marked(job, marks):
+    """job, with timing events recorded around it (kept in a graph, too)."""
+    def run():
+        begin, end = (torch.cuda.Event(enable_timing=True, external=True) for _ in range(2))
+        begin.record()
+        out = job()
+        end.record()
+        marks.append((begin, end))
+        return out
+    return run
+
+
+def capture(work):
+    """A CUDA graph of work() and the tensors it returns."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = work()
+    return graph, out
+
+
+def spans(origin, marks):
+    """The marked jobs as timeline spans, in seconds after the origin event."""
+    return [Span(str(i + 1), origin.elapsed_time(b) / 1e3, origin.elapsed_time(e) / 1e3)
+            for i, (b, e) in enumerate(marks)]
+
+
+def timeline(jobs, sides, in_graph):
+    """Spans of both jobs run once on two streams, eagerly or as one replayed graph."""
+    marks, origin = [], torch.cuda.Event(enable_timing=True, external=True)
+
+    def work():
+        origin.record()
+        return two_streams([marked(job, marks) for job in jobs], torch.cuda.current_stream(), sides)
+    if in_graph:
+        capture(work)[0].replay()
+    else:
+        work()
+    helpers.synchronize([device])
+    return spans(origin, marks)
+
+
+if on_gpu:
+    sides = [torch.cuda.Stream(device) for _ in range(2)]
+    effs = {"eager": [], "graph": []}
+    matches = []
+    for n in options.sweep:
+        jobs = [chain(n), chain(n)]
+        both = lambda: two_streams(jobs, torch.cuda.current_stream(), sides)  # noqa: E731
+        eager_outs = both()  # also the warm-up before the captures
+        alone, (joint, joint_outs) = capture(jobs[0])[0], capture(both)
+        t = helpers.measure_in_turns({
+            "eager_alone": (jobs[0], [device]), "eager_both": (both, [device]),
+            "graph_alone": (alone.replay, [device]), "graph_both": (joint.replay, [device])},
+            options.repeats)
+        for mode in effs:
+            effs[mode].append(parallel_efficiency([t[f"{mode}_alone"]], t[f"{mode}_both"]))
+        print(f"n={n}: parallel efficiency eager {effs['eager'][-1]:.2f}, "
+              f"one graph {effs['graph'][-1]:.2f}")
+        joint.replay()
+        matches.append(all(torch.allclose(a, b, atol=1e-5) for a, b in zip(eager_outs, joint_outs)))
+        if n == options.sweep[0]:
+            panels = {mode: timeline(jobs, sides, mode == "graph") for mode in effs}
+    for lang in ("en", "tr"):
+        report.figure(draw_streams(panels, options.sweep[0], lang), f"streams-{lang}")
+    report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
+                        "graph_parallel_eff": effs["graph"], "streams_graph_matches": all(matches)})
+else:
+    print("CPU: the two-stream sweep needs a GPU; skipped.")
+
+# %% tags=["finish"]
+figures = report.finish()
