@@ -1,6 +1,6 @@
 """What the two hybridize twins share: sizes, the --sweep option, timings, the figure.
 
-``Timed`` prints a median with its spread (``0.1310 s [0.1302-0.1333]``) and
+``sweep_option(default)`` adds ``--sweep``. ``Timed`` prints a median with its spread (``0.1310 s [0.1302-0.1333]``) and
 publishes ``key`` (the median) and ``key_spread`` ([min, max]).
 ``draw_streams(panels, lang)`` draws the two-stream timeline with English or
 Turkish labels (decimal comma in Turkish).
@@ -14,7 +14,7 @@ from common.timeline import Span, draw_timeline
 STEPS = 200  # steps of the small loop, as in the async section
 SMALL = 64  # side of the small loop's matrices and of the exported network
 CHAIN = 50  # products (each with a tanh) in one job of the two-stream sweep
-SWEEP = [64, 256, 1024]  # matrix sides of the two-stream sweep
+SWEEP = [64, 256, 1024]  # matrix sides of the two-stream sweep on a GPU
 
 TEXT = {
     "en": {"title": "Two jobs of {n}x{n} products on two streams of one GPU",
@@ -28,10 +28,13 @@ TEXT = {
 }
 
 
-def add_sweep(parser) -> None:
-    """The option of the two-stream sweep: ``--sweep 64,256,1024``."""
-    parser.add_argument("--sweep", type=size_list, default=SWEEP,
-                        help="matrix sides of the two-stream sweep (default 64,256,1024)")
+def sweep_option(default: List[int]) -> Callable:
+    """``add_arguments`` for parse_options: ``--sweep``, the two-stream sweep's sides."""
+    def add(parser) -> None:
+        parser.add_argument("--sweep", type=size_list, default=default,
+                            help="matrix sides of the two-stream sweep (default "
+                                 f"{','.join(map(str, default))})")
+    return add
 
 
 def timing_text(samples: Sequence[float]) -> str:

@@ -21,9 +21,12 @@ PARALLELISM_SWEEP = [
 ]
 #: What every --json object holds besides the keys above.
 ALWAYS = ["size", "repeats"]
+#: The hybridize twins; each timing ``t_x`` has its ``t_x_spread`` ([min, max]).
 HYBRIDIZE = [
-    "devices", "t_eager", "t_compile", "t_compiled", "speedup_compiled", "breakeven_calls",
-    "export_files", "export_matches", "t_loop_eager", "t_loop_graph", "t_step_frontend",
-    "t_step_backend", "speedup_graph", "graph_matches", "t_ro_compile", "t_loop_reduce_overhead",
+    "devices", "t_eager", "t_eager_spread", "t_compile", "t_compiled", "t_compiled_spread",
+    "speedup_compiled", "breakeven_calls", "export_files", "export_matches",
+    "t_loop_eager", "t_loop_eager_spread", "t_loop_graph", "t_loop_graph_spread",
+    "t_step_frontend", "t_step_backend", "speedup_graph", "graph_matches",
+    "t_ro_compile", "t_loop_reduce_overhead", "t_loop_reduce_overhead_spread",
     "sweep_sizes", "eager_parallel_eff", "graph_parallel_eff", "streams_graph_matches",
 ]

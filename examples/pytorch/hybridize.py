@@ -27,12 +27,12 @@ import torch
 
 import helpers
 from helpers import seconds
-from common.hybridize import CHAIN, SMALL, STEPS, Timed, add_sweep, draw_streams
+from common.hybridize import CHAIN, SMALL, STEPS, SWEEP, Timed, draw_streams, sweep_option
 from common.keys import HYBRIDIZE
 from common.stats import median, parallel_efficiency, speedup
 from common.timeline import Span
 
-options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=add_sweep)
+options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option(SWEEP))
 gpus = helpers.gpus(options.device)
 device = gpus[0] if gpus else helpers.cpu()
 on_gpu = device.type == "cuda"

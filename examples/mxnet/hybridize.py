@@ -1,0 +1,183 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+"""Compilers and interpreters with MXNet: HybridBlock, hybridize() and export().
+
+You learn what the interpreter costs per operation, what hybridize() changes
+when it turns a HybridBlock into one graph for the engine, how export() saves
+that graph (a symbol file and the parameters), and whether two small jobs on
+two contexts run side by side once each is a graph. MXNet 1.9.1 has no GPU
+kernels for new GPUs, so this twin runs on CPU contexts and says so; it has
+no CUDA graphs to show. --size n: the GELU input is an n x n matrix.
+"""
+
+# %% tags=["setup"]
+import json
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
+from helpers import seconds
+from mxnet import gluon, np, npx
+from mxnet.gluon import nn
+from common.hybridize import CHAIN, SMALL, STEPS, Timed, sweep_option
+from common.keys import HYBRIDIZE
+from common.stats import median, parallel_efficiency, speedup
+
+npx.set_np()
+# SymbolBlock.imports warns that it cannot infer the input's type; the input sets it.
+warnings.filterwarnings("ignore", message="Cannot decide type")
+options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option([16, 64, 256]))
+gpus = helpers.gpus(options.device)
+device = gpus[0] if gpus else helpers.cpu()
+print(f"device: {helpers.name(device)}")
+if not gpus:
+    print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
+report.publish("devices", [helpers.name(device)])
+timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
+
+
+def first_call(job):
+    """Seconds of one call of job(), the queued work included."""
+    begin = time.perf_counter()
+    job()
+    helpers.synchronize([device])
+    return time.perf_counter() - begin
+
+
+# %% tags=["imperative"]
+class GELU(nn.HybridBlock):  # GELU, tanh approximation: nine elementwise operations
+    def hybrid_forward(self, F, x):
+        inner = 0.7978845608 * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1.0 + F.np.tanh(inner))
+
+
+gelu = GELU()
+x = helpers.rand(options.size, device)
+t_eager = timed("t_eager", "imperative, one operation at a time", lambda: gelu(x))
+
+# %% tags=["compile"]
+compiled = GELU()
+compiled.hybridize(static_alloc=True, static_shape=True)  # a graph on the first call
+t_compile = first_call(lambda: compiled(x))
+print(f"first call (builds the graph): {seconds(t_compile)}")
+t_compiled = timed("t_compiled", "hybridized, one graph", lambda: compiled(x))
+print("same result:", bool(np.allclose(compiled(x), gelu(x), atol=1e-5)))
+
+# %% tags=["compile-harness"]
+speedup_compiled = speedup(t_eager, t_compiled)
+saved = t_eager - t_compiled
+breakeven_calls = round(t_compile / saved) if saved > 0 else None
+print(f"speedup of the hybridized block: {speedup_compiled:.2f}x")
+print(f"calls until hybridizing pays off: {breakeven_calls or 'never'}")
+report.publish_all({"t_compile": t_compile, "speedup_compiled": speedup_compiled,
+                    "breakeven_calls": breakeven_calls})
+
+# %% tags=["export"]
+net = nn.HybridSequential()
+net.add(nn.Dense(SMALL, in_units=SMALL), nn.Activation("tanh"))
+net.initialize(ctx=device)
+net.hybridize()
+sample = np.random.uniform(size=(1, SMALL), ctx=device)
+net(sample)  # export() saves the graph of the last hybridized call
+folder = Path(tempfile.mkdtemp())
+net.export(str(folder / "net"))  # net-symbol.json and net-0000.params
+print("files:", sorted(p.name for p in folder.iterdir()))
+nodes = json.loads((folder / "net-symbol.json").read_text())["nodes"]
+print("operators:", [n["op"] for n in nodes if n["op"] != "null"])
+loaded = gluon.SymbolBlock.imports(str(folder / "net-symbol.json"), ["data"],
+                                   str(folder / "net-0000.params"), ctx=device)
+print("same result:", bool(np.allclose(loaded(sample), net(sample))))
+
+# %% tags=["export-harness"]
+report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
+                    "export_matches": bool(np.allclose(loaded(sample), net(sample)))})
+
+
+# %% tags=["graph"]
+class Loop(nn.HybridBlock):  # the small steps of the async section
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = steps
+
+    def hybrid_forward(self, F, y, w):
+        for _ in range(self.steps):
+            y = F.np.tanh(F.np.dot(y, w))
+        return y
+
+
+w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)
+loop, graph = Loop(STEPS), Loop(STEPS)
+graph.hybridize(static_alloc=True, static_shape=True)
+y_graph = graph(y0, w)  # the first call builds the graph; later calls reuse it
+
+# %% tags=["graph-harness"]
+def issue_time(job):
+    """Median seconds until job() returns, before its queued work is done."""
+    times = []
+    for _ in range(options.repeats):
+        helpers.synchronize([device])
+        begin = time.perf_counter()
+        job()
+        times.append(time.perf_counter() - begin)
+    helpers.synchronize([device])
+    return median(times)
+
+
+t_loop_eager = timed("t_loop_eager", "imperative loop", lambda: loop(y0, w))
+t_loop_graph = timed("t_loop_graph", "hybridized loop", lambda: graph(y0, w))
+t_step_frontend, t_step_backend = issue_time(lambda: loop(y0, w)) / STEPS, t_loop_graph / STEPS
+print(f"per step: frontend {t_step_frontend * 1e6:.1f} us (imperative), "
+      f"engine {t_step_backend * 1e6:.1f} us (hybridized)")
+report.publish_all({"t_step_frontend": t_step_frontend, "t_step_backend": t_step_backend,
+                    "speedup_graph": speedup(t_loop_eager, t_loop_graph),
+                    "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
+
+# %% tags=["reduce-overhead"]
+print("MXNet: hybridize(static_alloc=True, static_shape=True) above is the nearest "
+      "counterpart; on a supported GPU, MXNET_ENABLE_CUDA_GRAPHS=1 makes it replay "
+      "CUDA graphs. Not run here: this twin runs on CPU contexts.")
+
+
+# %% tags=["streams"]
+def two_streams(jobs, contexts):
+    """Queue each job on its own context; the engine runs them at once if it can."""
+    return [job(ctx) for job, ctx in zip(jobs, contexts)]
+
+
+# %% tags=["streams-harness"]
+def chain(n, contexts, hybridized):
+    """One job per context: CHAIN products of an n x n matrix, each with a tanh."""
+    block = Loop(CHAIN)
+    if hybridized:
+        block.hybridize(static_alloc=True, static_shape=True)
+    inputs = {ctx: (helpers.rand(n, ctx), helpers.rand(n, ctx) / n) for ctx in contexts}
+    return lambda ctx: block(*inputs[ctx])
+
+
+contexts = [helpers.cpu(0), helpers.cpu(1)]  # each CPU context has its own engine workers
+effs = {"eager": [], "graph": []}
+for n in options.sweep:
+    cases = {}
+    for mode in effs:
+        job = chain(n, contexts, mode == "graph")
+        cases[f"{mode}_alone"] = (lambda job=job: job(contexts[0]), contexts)
+        cases[f"{mode}_both"] = (lambda job=job: two_streams([job, job], contexts), contexts)
+    t = helpers.measure_in_turns(cases, options.repeats)
+    for mode in effs:
+        effs[mode].append(parallel_efficiency([t[f"{mode}_alone"]], t[f"{mode}_both"]))
+    print(f"n={n}: parallel efficiency imperative {effs['eager'][-1]:.2f}, "
+          f"hybridized {effs['graph'][-1]:.2f}")
+print("The timeline of two CUDA streams is drawn by the PyTorch twin on a GPU.")
+report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
+                    "graph_parallel_eff": effs["graph"]})
+
+# %% tags=["finish"]
+figures = report.finish()
