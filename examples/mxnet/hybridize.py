@@ -41,6 +41,7 @@ print(f"device: {helpers.name(device)}")
 if not gpus:
     print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
 report.publish("devices", [helpers.name(device)])
+w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
 timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
 
 
@@ -103,9 +104,7 @@ report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
 
 # %% tags=["graph"]
 class Loop(nn.HybridBlock):  # the small steps of the async section
-    def __init__(self, steps):
-        super().__init__()
-        self.steps = steps
+    steps = STEPS
 
     def hybrid_forward(self, F, y, w):
         for _ in range(self.steps):
@@ -113,8 +112,7 @@ class Loop(nn.HybridBlock):  # the small steps of the async section
         return y
 
 
-w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)
-loop, graph = Loop(STEPS), Loop(STEPS)
+loop, graph = Loop(), Loop()
 graph.hybridize(static_alloc=True, static_shape=True)
 y_graph = graph(y0, w)  # the first call builds the graph; later calls reuse it
 
@@ -153,9 +151,13 @@ def two_streams(jobs, contexts):
 
 
 # %% tags=["streams-harness"]
+class Chain(Loop):  # one job: CHAIN products of an n x n matrix, each with a tanh
+    steps = CHAIN
+
+
 def chain(n, contexts, hybridized):
-    """One job per context: CHAIN products of an n x n matrix, each with a tanh."""
-    block = Loop(CHAIN)
+    """The job on its own inputs in each context, imperative or hybridized."""
+    block = Chain()
     if hybridized:
         block.hybridize(static_alloc=True, static_shape=True)
     inputs = {ctx: (helpers.rand(n, ctx), helpers.rand(n, ctx) / n) for ctx in contexts}

@@ -40,6 +40,7 @@ print(f"device: {helpers.name(device)}")
 if not on_gpu:
     print("CPU: CUDA graphs need a GPU, so their cells say so and skip.")
 report.publish("devices", [helpers.name(device)])
+w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
 timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
 
 
@@ -93,21 +94,17 @@ report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
                     "export_matches": torch.allclose(loaded(sample), net(sample))})
 
 # %% tags=["graph"]
-w = helpers.rand(SMALL, device) / SMALL
-y0 = helpers.rand(SMALL, device)
-
-
-def loop(y):  # the small steps of the async section: a product and a tanh
+def loop(y, w):  # the small steps of the async section
     for _ in range(STEPS):
         y = torch.tanh(y @ w)
     return y
 
 
 if on_gpu:
-    loop(y0)  # warm-up: libraries set up their handles before a capture
+    loop(y0, w)  # warm-up: libraries set up their handles before a capture
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):  # records the kernels instead of running them
-        y_graph = loop(y0)
+        y_graph = loop(y0, w)
     graph.replay()  # all 400 kernels, one launch; the result is in y_graph
 
 # %% tags=["graph-harness"]
@@ -124,23 +121,23 @@ def issue_time(job):
 
 
 if on_gpu:
-    t_loop_eager = timed("t_loop_eager", "eager loop", lambda: loop(y0))
+    t_loop_eager = timed("t_loop_eager", "eager loop", lambda: loop(y0, w))
     t_loop_graph = timed("t_loop_graph", "one graph replay", graph.replay)
-    t_step_frontend, t_step_backend = issue_time(lambda: loop(y0)) / STEPS, t_loop_graph / STEPS
+    t_step_frontend, t_step_backend = issue_time(lambda: loop(y0, w)) / STEPS, t_loop_graph / STEPS
     print(f"per step: frontend {t_step_frontend * 1e6:.1f} us (eager), "
           f"GPU {t_step_backend * 1e6:.1f} us (replayed)")
     report.publish_all({"t_step_frontend": t_step_frontend, "t_step_backend": t_step_backend,
                         "speedup_graph": speedup(t_loop_eager, t_loop_graph),
-                        "graph_matches": torch.allclose(y_graph, loop(y0), atol=1e-5)})
+                        "graph_matches": torch.allclose(y_graph, loop(y0, w), atol=1e-5)})
 else:
     print("CPU: no CUDA graphs; skipped.")
 
 # %% tags=["reduce-overhead"]
 if on_gpu:
     automatic = torch.compile(loop, mode="reduce-overhead")  # Inductor + CUDA graphs
-    t_ro_compile = first_call(lambda: automatic(y0))
+    t_ro_compile = first_call(lambda: automatic(y0, w))
     print(f"first call (compiles): {seconds(t_ro_compile)}")
-    timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0))
+    timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0, w))
     report.publish("t_ro_compile", t_ro_compile)
 else:
     print("CPU: reduce-overhead adds CUDA graphs, which need a GPU; skipped.")
