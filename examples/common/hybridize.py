@@ -1,7 +1,8 @@
 """What the two hybridize twins share: sizes, the --sweep option, timings, the figure.
 
-``sweep_option(default)`` adds ``--sweep``. ``Timed`` prints a median with its spread (``0.1310 s [0.1302-0.1333]``) and
-publishes ``key`` (the median) and ``key_spread`` ([min, max]).
+``sweep_option(default)`` adds ``--sweep``. ``Timed`` prints a median with
+its spread (``0.1310 s [0.1302-0.1333]``) and publishes ``key`` (the median)
+and ``key_spread`` ([min, max]).
 ``draw_streams(panels, lang)`` draws the two-stream timeline with English or
 Turkish labels (decimal comma in Turkish).
 """

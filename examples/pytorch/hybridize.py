@@ -103,7 +103,7 @@ def loop(y, w):  # the small steps of the async section
 if on_gpu:
     loop(y0, w)  # warm-up: libraries set up their handles before a capture
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):  # records the kernels instead of running them
+    with torch.cuda.graph(graph):  # records the kernels, runs nothing
         y_graph = loop(y0, w)
     graph.replay()  # all 400 kernels, one launch; the result is in y_graph
 
