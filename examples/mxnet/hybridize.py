@@ -54,7 +54,7 @@ def first_call(job):
 
 
 # %% tags=["imperative"]
-class GELU(nn.HybridBlock):  # GELU, tanh approximation: nine elementwise operations
+class GELU(nn.HybridBlock):  # tanh approximation: nine elementwise operations
     def hybrid_forward(self, F, x):
         inner = 0.7978845608 * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + F.np.tanh(inner))
@@ -62,11 +62,12 @@ class GELU(nn.HybridBlock):  # GELU, tanh approximation: nine elementwise operat
 
 gelu = GELU()
 x = helpers.rand(options.size, device)
-t_eager = timed("t_eager", "imperative, one operation at a time", lambda: gelu(x))
+t_eager = timed("t_eager", "imperative, one operation at a time",
+                lambda: gelu(x))
 
 # %% tags=["compile"]
 compiled = GELU()
-compiled.hybridize(static_alloc=True, static_shape=True)  # a graph on the first call
+compiled.hybridize(static_alloc=True, static_shape=True)  # graph on 1st call
 t_compile = first_call(lambda: compiled(x))
 print(f"first call (builds the graph): {seconds(t_compile)}")
 t_compiled = timed("t_compiled", "hybridized, one graph", lambda: compiled(x))
@@ -139,14 +140,15 @@ report.publish_all({"t_step_frontend": t_step_frontend, "t_step_backend": t_step
                     "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
 
 # %% tags=["reduce-overhead"]
-print("MXNet: hybridize(static_alloc=True, static_shape=True) above is the nearest "
-      "counterpart; on a supported GPU, MXNET_ENABLE_CUDA_GRAPHS=1 makes it replay "
-      "CUDA graphs. Not run here: this twin runs on CPU contexts.")
+print("MXNet: hybridize(static_alloc=True, static_shape=True) above is the "
+      "nearest counterpart; on a supported GPU, MXNET_ENABLE_CUDA_GRAPHS=1 "
+      "makes it replay CUDA graphs. Not run here: this twin runs on CPU "
+      "contexts.")
 
 
 # %% tags=["streams"]
 def two_streams(jobs, contexts):
-    """Queue each job on its own context; the engine runs them at once if it can."""
+    """Queue each job on its own context; the engine may run them at once."""
     return [job(ctx) for job, ctx in zip(jobs, contexts)]
 
 

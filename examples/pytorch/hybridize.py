@@ -134,7 +134,7 @@ else:
 
 # %% tags=["reduce-overhead"]
 if on_gpu:
-    automatic = torch.compile(loop, mode="reduce-overhead")  # Inductor + CUDA graphs
+    automatic = torch.compile(loop, mode="reduce-overhead")  # + CUDA graphs
     t_ro_compile = first_call(lambda: automatic(y0, w))
     print(f"first call (compiles): {seconds(t_ro_compile)}")
     timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0, w))
@@ -145,14 +145,14 @@ else:
 
 # %% tags=["streams"]
 def two_streams(jobs, main, sides):
-    """Run each job on its own side stream, forked from and joined back to main."""
+    """Run each job on its own stream, forked from main and joined back."""
     outs = []
     for job, side in zip(jobs, sides):
-        side.wait_stream(main)  # the side stream starts after main's work so far
+        side.wait_stream(main)  # starts after main's work so far
         with torch.cuda.stream(side):
             outs.append(job())
     for side in sides:
-        main.wait_stream(side)  # main (and a capture) ends after both jobs
+        main.wait_stream(side)  # main (and a capture) ends after both
     return outs
 
 
