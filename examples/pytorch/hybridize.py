@@ -41,6 +41,7 @@ if not on_gpu:
     print("CPU: CUDA graphs need a GPU, so their cells say so and skip.")
 report.publish("devices", [helpers.name(device)])
 w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
+folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
 timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
 
 
@@ -81,15 +82,14 @@ report.publish_all({"t_compile": t_compile, "speedup_compiled": speedup_compiled
 net = torch.nn.Sequential(torch.nn.Linear(SMALL, SMALL), torch.nn.Tanh())
 sample = torch.rand(1, SMALL)
 program = torch.export.export(net, (sample,))  # one graph, no Python left
-folder = Path(tempfile.mkdtemp())
 torch.export.save(program, folder / "net.pt2")
-print("files:", sorted(p.name for p in folder.iterdir()))
 print("operators:", [str(n.target) for n in program.graph.nodes
                      if n.op == "call_function"])
 loaded = torch.export.load(folder / "net.pt2").module()
 print("same result:", torch.allclose(loaded(sample), net(sample)))
 
 # %% tags=["export-harness"]
+print("files:", sorted(p.name for p in folder.iterdir()))
 report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
                     "export_matches": torch.allclose(loaded(sample), net(sample))})
 
