@@ -1,11 +1,15 @@
 """Framework-agnostic helpers shared by the PyTorch and MXNet example scripts.
 
 - options:  the command-line options every script takes (also read from
-            EXAMPLE_ARGS inside a Jupyter kernel), one-line failures, and a
-            hook that turns out-of-memory errors into a one-line message.
-- stats:    medians, parallel and overlap efficiencies, rates, size choice.
-- report:   publish measured figures (for --json and for myst-nb glue),
-            format seconds, save and show figures.
+            EXAMPLE_ARGS inside a Jupyter kernel), ``--size N|auto``, one-line
+            failures, and a hook that turns out-of-memory errors into one line.
+- stats:    medians, spreads, timing in turns, efficiencies, slowdowns, rates,
+            size choice, counting equal pairs (the copy check).
+- report:   publish measured figures once each (for --json and for myst-nb
+            glue), timings with their spread, format times, draw each figure
+            in every book language.
+- i18n:     the words of the figures in English and Turkish.
+- hardware: the theoretical link and fp32 peaks of a GPU, read through NVML.
 - timeline: draw Gantt charts of measured start/end times.
 - machine:  name the CPU and label devices as ``cuda:0 (NVIDIA H200)``.
 - keys:     the published keys of each example (the same for both frameworks).

@@ -1,32 +1,54 @@
 """The figures each example publishes (fixed by the book; both frameworks publish all).
 
 A key that does not apply on a machine (e.g. a copy time without a GPU) is
-published as None. ``--json`` adds "size" and "repeats" (and scripts add
-"devices", listed here too).
+published as None. Every timing key (a name that starts with ``t_``) has a
+companion ``<key>_spread``, the [min, max] of its samples, which
+``Report.publish_timing`` publishes next to the median. Every ``--json``
+object also holds the keys in ALWAYS.
 """
 ASYNC_COMPUTATION = [
-    "devices", "t_enqueue", "t_complete", "t_wait_item", "t_wait_numpy", "t_wait_print",
-    "t_wait_sync", "t_sync_each_step", "t_sync_once", "speedup_sync_once",
+    "devices", "steps", "t_queue", "t_done", "t_item", "t_numpy", "t_str", "t_sync",
+    "step_size", "t_step_issue", "t_step_gpu", "t_read_each_step", "t_read_once",
+    "speedup_read_once",
 ]
 AUTO_PARALLELISM = [
-    "devices", "mode", "n_gpus", "lanes", "products",
-    "t_alone_0", "t_alone_1", "t_alone_max", "t_together", "parallel_eff",
-    "t_run", "t_copy_pageable", "t_copy_nonblocking", "t_run_copy_nonblocking", "overlap_eff_seed",
-    "t_copy_pinned", "t_run_copy_streams", "overlap_eff", "copy_matches",
-    "d2h_gbps", "d2h_peak_gbps", "d2h_frac", "tflops_run", "tflops_peak", "tflops_frac",
+    "mode", "n_gpus", "devices", "products", "cpu_threads", "job_sizes",
+    "t_alone_0", "t_alone_1", "t_together", "parallel_eff", "slowdown_0", "slowdown_1",
+    "t_copy_fresh", "t_copy_pageable", "t_copy_pinned", "copy_gbps",
+    "t_run", "t_run_copy_same_stream", "overlap_eff_same_stream",
+    "t_run_copy_streams", "overlap_eff", "copies_correct", "copies_correct_no_wait",
+    "link_peak_gbps", "link_best_gbps", "link_achieved_gbps", "link_best_frac", "link_achieved_frac",
+    "fp32_peak_tflops", "fp32_best_tflops", "fp32_achieved_tflops", "fp32_best_frac",
+    "fp32_achieved_frac",
 ]
 PARALLELISM_SWEEP = [
     "devices", "sweep_sizes", "small_parallel_eff", "large_parallel_eff",
-    "small_overlap_eff", "large_overlap_eff",
+    "small_overlap_eff", "large_overlap_eff", "cpu_small_parallel_eff", "cpu_large_parallel_eff",
 ]
 #: What every --json object holds besides the keys above.
 ALWAYS = ["size", "repeats"]
-#: The hybridize twins; each timing ``t_x`` has its ``t_x_spread`` ([min, max]).
+
+
+def is_timing(key: str) -> bool:
+    """True for a timing key, which is published with its spread."""
+    return key.startswith("t_")
+
+
+def spread_key(key: str) -> str:
+    """The key of a timing's [min, max]: ``t_run`` -> ``t_run_spread``."""
+    return f"{key}_spread"
+
+
+def published(keys) -> list:
+    """Every key a script with these keys publishes: them, their spreads, and ALWAYS."""
+    keys = list(keys)
+    return keys + [spread_key(k) for k in keys if is_timing(k)] + ALWAYS
+
+# Keys of further examples follow below.
 HYBRIDIZE = [
-    "devices", "t_eager", "t_eager_spread", "t_compile", "t_compiled", "t_compiled_spread",
-    "speedup_compiled", "breakeven_calls", "export_files", "export_matches",
-    "t_loop_eager", "t_loop_eager_spread", "t_loop_graph", "t_loop_graph_spread",
-    "t_step_frontend", "t_step_backend", "speedup_graph", "graph_matches",
-    "t_ro_compile", "t_loop_reduce_overhead", "t_loop_reduce_overhead_spread",
-    "sweep_sizes", "eager_parallel_eff", "graph_parallel_eff", "streams_graph_matches",
+    "devices", "t_eager", "t_compile", "t_compiled", "speedup_compiled", "breakeven_calls",
+    "export_files", "export_matches", "t_loop_eager", "t_loop_graph", "t_step_frontend",
+    "t_step_backend", "t_step_backend_graph", "speedup_graph", "graph_matches",
+    "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff",
+    "graph_parallel_eff", "streams_graph_matches",
 ]

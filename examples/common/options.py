@@ -1,8 +1,10 @@
 """Command-line options shared by every example script.
 
-Every script takes ``--size``, ``--repeats``, ``--device {auto,cpu,gpu}``,
+Every script takes ``--size N|auto``, ``--repeats``, ``--device {auto,cpu,gpu}``,
 ``--json`` and ``--figures DIR``. Bad values exit with status 2 and a one-line
-message (argparse's behaviour). Inside a Jupyter kernel ``sys.argv`` belongs to
+message (argparse's behaviour). ``--size auto`` (the default) leaves the choice
+to the framework helpers: GPU_SIZE on a GPU, and on the CPU the size at which
+one job takes about CPU_JOB_SECONDS, found by timing. Inside a Jupyter kernel ``sys.argv`` belongs to
 the kernel, so the options come from the environment variable EXAMPLE_ARGS
 (for example ``EXAMPLE_ARGS="--size 64 --repeats 2"``).
 """
@@ -10,10 +12,13 @@ import argparse
 import os
 import shlex
 import sys
-from typing import Callable, List, NoReturn, Optional, Sequence
+from typing import Callable, List, NoReturn, Optional, Sequence, Union
 
-#: Matrix side, products per run and repeats used by the book.
-DEFAULT_SIZE = 4000
+#: ``--size auto`` on a GPU: the book's matrix side.
+GPU_SIZE = 4000
+#: ``--size auto`` on the CPU: one job (all its products) takes about this long.
+CPU_JOB_SECONDS = 0.3
+DEFAULT_SIZE = "auto"
 DEFAULT_REPEATS = 5
 DEVICE_CHOICES = ("auto", "cpu", "gpu")
 
@@ -41,6 +46,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def size_or_auto(text: str) -> Union[int, str]:
+    """argparse type: ``auto`` or an integer >= 1."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer >= 1, got {text!r}") from None
+
+
 def size_list(text: str) -> List[int]:
     """argparse type: comma-separated matrix sides >= 1, e.g. ``64,256,1024``."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
@@ -50,12 +65,14 @@ def size_list(text: str) -> List[int]:
 
 
 def build_parser(description: Optional[str] = None, prog: Optional[str] = None,
-                 size: int = DEFAULT_SIZE, repeats: int = DEFAULT_REPEATS) -> argparse.ArgumentParser:
+                 size: Union[int, str] = DEFAULT_SIZE,
+                 repeats: int = DEFAULT_REPEATS) -> argparse.ArgumentParser:
     """The parser with the options every script shares; add your own to it."""
     summary = (description or "").strip().splitlines()[0] if description else None
     parser = argparse.ArgumentParser(prog=prog, description=summary)
-    parser.add_argument("--size", type=positive_int, default=size,
-                        help=f"matrix side (default {size})")
+    parser.add_argument("--size", type=size_or_auto, default=size,
+                        help=f"matrix side, or auto: {GPU_SIZE} on a GPU, on the CPU the size at "
+                             f"which one job takes about {CPU_JOB_SECONDS} s (default {size})")
     parser.add_argument("--repeats", type=positive_int, default=repeats,
                         help=f"timed repeats; medians are reported (default {repeats})")
     parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
@@ -74,7 +91,7 @@ def kernel_argv() -> List[str]:
 
 def parse_options(description: Optional[str] = None, argv: Optional[Sequence[str]] = None,
                   add_arguments: Optional[Callable[[argparse.ArgumentParser], None]] = None,
-                  prog: Optional[str] = None, size: int = DEFAULT_SIZE,
+                  prog: Optional[str] = None, size: Union[int, str] = DEFAULT_SIZE,
                   repeats: int = DEFAULT_REPEATS) -> argparse.Namespace:
     """Parse the shared options (plus any that ``add_arguments`` adds).
 

@@ -1,29 +1,48 @@
 """Reporting of measured figures, printed text and drawn figures.
 
-Every number the book may quote goes through ``Report.publish(key, value)``:
-it is kept for ``--json`` and, inside a Jupyter kernel with myst-nb installed,
-glued with ``myst_nb.glue(key, value, display=False)`` so the book can paste it.
-Values must be plain Python (bool, int, float, str, None or lists of them);
-numpy scalars and 0-d tensors are converted with ``.item()``.
+Every number the book may quote goes through ``Report.publish(key, value)``,
+exactly once: it is kept for ``--json`` and, inside a Jupyter kernel with
+myst-nb installed, glued with ``myst_nb.glue(key, value, display=False)`` so
+the book can paste it. Values must be plain Python (bool, int, float, str,
+None or lists of them); numpy scalars and 0-d tensors are converted with
+``.item()``. A timing is published with ``publish_timing(key, samples)``: the
+median under ``key`` and [min, max] under ``key_spread``.
 
 With ``--json`` the script prints only one JSON object: ``Report`` sends
 everything else written to stdout into a buffer and ``finish()`` writes the
-object to the real stdout. Keys listed in ``keys`` but never published are
-published as None by ``finish()`` (None = not applicable on this machine).
+object to the real stdout. Keys listed in ``keys`` (and their spreads) but
+never published are published as None by ``finish()`` (None = not applicable
+on this machine).
 """
+import base64
 import io
 import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
+from common.i18n import LANGUAGES
+from common.keys import published, spread_key
 from common.options import in_kernel
+from common.stats import median, spread
 
 
 def seconds(t: Optional[float]) -> str:
-    """Format a time the way every example prints it: ``0.1310 s`` (``n/a`` for None)."""
-    return "n/a" if t is None else f"{t:.4f} s"
+    """Format one time: ``0.1310 s``, below a millisecond ``45.2 µs`` (``n/a`` for None)."""
+    if t is None:
+        return "n/a"
+    return f"{t:.4f} s" if t >= 1e-3 else f"{t * 1e6:.1f} µs"
+
+
+def timing(samples: Optional[Sequence[float]]) -> str:
+    """Format a timing as its median with its spread: ``0.1310 s [0.1302-0.1333]``."""
+    if not samples:
+        return "n/a"
+    mid, (low, high) = median(samples), spread(samples)
+    if mid >= 1e-3:
+        return f"{mid:.4f} s [{low:.4f}-{high:.4f}]"
+    return f"{mid * 1e6:.1f} µs [{low * 1e6:.1f}-{high * 1e6:.1f}]"
 
 
 def fraction(x: Optional[float]) -> str:
@@ -53,20 +72,23 @@ class Report:
         self.json = bool(getattr(options, "json", False))
         figures = getattr(options, "figures", None)
         self.figures_dir = Path(figures) if figures else None
-        self.keys = list(keys)
+        self.keys = published(keys)
         self.values: Dict[str, Any] = {}
         self._stdout = None
         if self.json:  # keep stdout clean for the one JSON object
             self._stdout, sys.stdout = sys.stdout, io.StringIO()
-        for name in ("size", "repeats"):
-            if hasattr(options, name):
-                self.publish(name, getattr(options, name))
+        if hasattr(options, "repeats"):
+            self.publish("repeats", options.repeats)
 
     def publish(self, key: str, value: Any) -> None:
         """Record ``value`` under ``key`` (and glue it in a kernel).
 
-        Returns None, so that a publish at the end of a notebook cell shows nothing.
+        A key is published once: a second value for it is a bug (the book
+        would quote one of two figures), so it raises ValueError. Returns None,
+        so that a publish at the end of a notebook cell shows nothing.
         """
+        if key in self.values:
+            raise ValueError(f"{key!r} is published twice")
         value = plain(value)
         self.values[key] = value
         if in_kernel():
@@ -77,28 +99,42 @@ class Report:
             else:
                 glue(key, value, display=False)
 
+    def publish_timing(self, key: str, samples: Optional[Sequence[float]]) -> None:
+        """Publish a timing's median as ``key`` and its [min, max] as ``key_spread``."""
+        self.publish(key, median(samples) if samples else None)
+        self.publish(spread_key(key), spread(samples) if samples else None)
+
     def publish_all(self, values: Dict[str, Any]) -> None:
-        """Publish every key/value of a mapping (e.g. ``{"t_run": t_run, ...}``)."""
+        """Publish every key/value of a mapping (e.g. ``{"mode": mode, ...}``)."""
         for key, value in values.items():
             self.publish(key, value)
 
-    def figure(self, fig: Any, name: str) -> Optional[Path]:
-        """Save ``fig`` as DIR/name.png when --figures DIR was given, then show it.
+    def figure(self, draw: Callable[[str], Any], name: str) -> List[Path]:
+        """Draw a figure in every book language and show it; return the saved files.
 
-        In a kernel this calls plt.show() so the notebook keeps a PNG; as a
-        script with a non-interactive backend (Agg) it only closes the figure.
+        ``draw(lang)`` returns a matplotlib Figure with the texts of ``lang``.
+        With --figures DIR each is saved as DIR/name.LANG.png. In a kernel each
+        is shown as a PNG output whose metadata ``book_language`` says which
+        book shows it.
         """
-        import matplotlib
         import matplotlib.pyplot as plt
-        path = None
-        if self.figures_dir is not None:
-            self.figures_dir.mkdir(parents=True, exist_ok=True)
-            path = self.figures_dir / f"{name}.png"
-            fig.savefig(path, dpi=120, bbox_inches="tight")
-        if in_kernel() or matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo", "template"):
-            plt.show()
-        plt.close(fig)
-        return path
+        paths = []
+        for lang in LANGUAGES:
+            fig = draw(lang)
+            png = io.BytesIO()
+            fig.savefig(png, format="png", dpi=120, bbox_inches="tight")
+            plt.close(fig)
+            if self.figures_dir is not None:
+                self.figures_dir.mkdir(parents=True, exist_ok=True)
+                path = self.figures_dir / f"{name}.{lang}.png"
+                path.write_bytes(png.getvalue())
+                paths.append(path)
+            if in_kernel():
+                from IPython.display import display
+                display({"image/png": base64.b64encode(png.getvalue()).decode("ascii"),
+                         "text/plain": f"<figure {name} ({lang})>"},
+                        raw=True, metadata={"book_language": lang})
+        return paths
 
     def finish(self) -> Dict[str, Any]:
         """Publish None for keys never published; with --json print the one JSON object."""

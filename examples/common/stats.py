@@ -1,4 +1,4 @@
-"""Statistics for the timing experiments: medians, efficiencies, rates.
+"""Statistics for the timing experiments: medians, spreads, turns, efficiencies, rates.
 
 Every function takes plain numbers (seconds, bytes, FLOPs) and returns a plain
 Python float, int or None. None means "not measured / not applicable" and
@@ -7,12 +7,15 @@ passes through: an efficiency of a missing time is None, never an error.
 Efficiencies:
 - parallel efficiency = max(T_i alone) / T_together. 1 means the jobs ran fully
   at the same time; 1/N means N jobs ran one after another.
+- slowdown of job i = T_i together / T_i alone (each job's own finish time),
+  so that a job slowed down by its company is seen even when it is not the
+  slowest.
 - overlap efficiency = max(T_compute, T_copy) / T_both. 1 means the copy hid
   completely behind the compute (or the other way round); max/(sum) means none.
 """
 import math
 import statistics
-from typing import Iterable, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 Number = Optional[float]
 
@@ -25,22 +28,36 @@ def median(values: Iterable[float]) -> float:
     return float(statistics.median(values))
 
 
-def in_turns(measure_all, cases: dict, repeats: int, warmup: int = 1) -> dict:
-    """Medians of several timed cases, measured in turns: each round times every case once.
+def spread(values: Iterable[float]) -> List[float]:
+    """[min, max] of the measured values: how far the repeats scattered."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("spread of no values")
+    return [min(values), max(values)]
 
-    ``cases`` maps a name to ``(job, devices)``; ``measure_all(job, devices,
-    repeats, warmup)`` is the framework's timer, returning a list of seconds.
-    Taking turns spreads the slow drifts of a shared machine (other work, clock
-    changes) over every case alike, so that their ratios, such as a parallel
-    efficiency, compare like with like.
+
+def in_turns(time_once: Callable[[Any], Any], cases: Mapping[str, Any], repeats: int,
+             warmup: int = 1) -> Dict[str, list]:
+    """Samples of several cases, timed in turns: each round times every case once.
+
+    ``time_once(case)`` times one call of a case and returns its sample.
+    ``warmup`` untimed rounds come first. Taking turns spreads the slow drifts
+    of a shared machine (other work, clock changes) over every case alike, so
+    that their ratios, such as a parallel efficiency, compare like with like.
     """
-    for job, devices in cases.values():
-        measure_all(job, devices, 0, warmup)
-    times = {name: [] for name in cases}
+    for _ in range(warmup):
+        for case in cases.values():
+            time_once(case)
+    samples: Dict[str, list] = {name: [] for name in cases}
     for _ in range(repeats):
-        for name, (job, devices) in cases.items():
-            times[name] += measure_all(job, devices, 1, 0)
-    return {name: median(values) for name, values in times.items()}
+        for name, case in cases.items():
+            samples[name].append(time_once(case))
+    return samples
+
+
+def count_equal(pairs: Iterable[Sequence[Any]], equal: Callable[[Any, Any], bool]) -> int:
+    """How many (a, b) pairs are equal by ``equal``: e.g. host copies against device results."""
+    return sum(1 for a, b in pairs if equal(a, b))
 
 
 def _known(*values: Number) -> bool:
@@ -59,6 +76,11 @@ def parallel_efficiency(t_alone: Sequence[Number], t_together: Number) -> Number
     if not t_alone or not _known(*t_alone):
         return None
     return ratio(max(t_alone), t_together)
+
+
+def slowdown(t_alone: Number, t_together: Number) -> Number:
+    """T together / T alone for one job: 1 means its company did not slow it down."""
+    return ratio(t_together, t_alone)
 
 
 def overlap_efficiency(t_first: Number, t_second: Number, t_both: Number) -> Number:

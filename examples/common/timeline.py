@@ -4,9 +4,12 @@ A ``Span`` is one measured activity: the row it belongs to (a device or a
 stream, e.g. ``"cuda:0 compute"``), its start and end in seconds on any clock,
 and an optional label. ``draw_timeline`` draws one panel per group of spans,
 each aligned to its own origin (its earliest start), on a shared time axis in
-seconds so that the panels compare at a glance. It works with the Agg backend.
+seconds so that the panels compare at a glance, with the axis words and
+decimal mark of the book language. It works with the Agg backend.
 """
 from typing import List, Mapping, NamedTuple, Optional, Sequence
+
+from common.i18n import localize_axes, text
 
 
 class Span(NamedTuple):
@@ -34,8 +37,8 @@ def align(spans: Sequence[Span]) -> List[Span]:
     return [s._replace(start=s.start - origin, end=s.end - origin) for s in spans]
 
 
-def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = None,
-                  width: float = 8.0, color_by: str = "row"):
+def draw_timeline(panels: Mapping[str, Sequence[Span]], lang: str = "en",
+                  title: Optional[str] = None, width: float = 8.0, color_by: str = "row"):
     """Draw one Gantt panel per entry of ``panels`` (title -> spans); returns the Figure.
 
     ``color_by="row"`` colours each row; ``color_by="label"`` colours each kind of
@@ -79,6 +82,7 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = N
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_title(name, fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3)
+        localize_axes(ax, lang)
     if color_by == "label":
         from matplotlib.patches import Patch
         axes[0, 0].legend(handles=[Patch(color=colors[i % len(colors)], label=k or "?")
@@ -86,7 +90,7 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], title: Optional[str] = N
                           loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8,
                           ncol=len(keys), frameon=False)
     axes[-1, 0].set_xlim(0, end * 1.02)
-    axes[-1, 0].set_xlabel("time (s)")
+    axes[-1, 0].set_xlabel(text(lang, "time_s"))
     if title:
         fig.suptitle(title)
     fig.tight_layout()

@@ -1,10 +1,12 @@
 """PyTorch helpers shared by the example scripts of this chapter.
 
-Device discovery that never fails on a machine without a GPU, synchronising
-EVERY device involved, a timer that reports medians over repeats, running
-several jobs at once, and a recorder of start/end times for timelines (CUDA
-events on a GPU, ``time.perf_counter`` on the CPU). The MXNet twin
-(examples/mxnet/helpers.py) has the same function names.
+The one timing helper the book's cells call is :func:`benchmark`: it warms
+up, synchronizes every device it is given, times its cases in turns and
+prints each median with its spread. The rest is harness the pages do not
+show: device discovery that never fails without a GPU, the size that suits
+the device (``--size auto``), jobs that run from threads of their own, GPU
+time from CUDA events, the peaks of the hardware, and timelines. The MXNet
+twin (examples/mxnet/helpers.py) has the same function names.
 
 This is the one place that puts examples/ on sys.path, so that the scripts can
 use the framework-agnostic modules in examples/common/.
@@ -12,21 +14,26 @@ use the framework-agnostic modules in examples/common/.
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager, nullcontext
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common.machine import cpu_model, device_label  # noqa: E402
-from common.options import fail, install_error_hook, oom_message, parse_options  # noqa: E402
-from common.report import Report, fraction, seconds  # noqa: E402,F401
-from common.stats import in_turns, matmul_flops, median, size_for_time  # noqa: E402
+from common import hardware  # noqa: E402
+from common.machine import cpu_count, cpu_model, device_label  # noqa: E402
+from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options  # noqa: E402
+from common.report import Report, fraction, seconds, timing  # noqa: E402,F401
+from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
 FRAMEWORK = "pytorch"
+#: Matrix products per job, as in the book.
+PRODUCTS = 50
+# What start() and choose_size() settled, for benchmark() and the out-of-memory message.
+_settings = {"repeats": 5, "size": None}
 
 
 def start(doc, keys=(), add_arguments=None):
@@ -36,6 +43,7 @@ def start(doc, keys=(), add_arguments=None):
     --size instead of a traceback.
     """
     options = parse_options(doc, add_arguments=add_arguments)
+    _settings["repeats"] = options.repeats
     # The book's figures are fp32: TF32 would make products ~7x faster and less exact.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -43,7 +51,8 @@ def start(doc, keys=(), add_arguments=None):
     def explain(exc):
         if not is_out_of_memory(exc):
             return None
-        return oom_message(options.size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
+        size = _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)
+        return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
 
     install_error_hook(explain)
     return options, Report(options, keys)
@@ -88,38 +97,30 @@ def cpu():
     return torch.device("cpu")
 
 
-def name(device, lane=None):
+def name(device, thread=None):
     """How the output names a device: ``cuda:0 (NVIDIA H200)``, ``cpu (AMD EPYC ...)``.
 
-    ``lane`` tells apart several jobs on the same CPU: ``cpu thread 0 (...)``.
+    ``thread`` tells apart several jobs on the same CPU: ``cpu thread 0 (...)``.
     """
     device = torch.device(device)
     if device.type == "cuda":
         return device_label(f"cuda:{device.index or 0}", torch.cuda.get_device_name(device))
-    label = "cpu" if lane is None else f"cpu thread {lane}"
+    label = "cpu" if thread is None else f"cpu thread {thread}"
     return device_label(label, cpu_model())
 
 
-def bind(device):
-    """Make ``device``'s CUDA context current in this thread, as cuBLAS expects.
-
-    A new thread has no current context; any CUDA runtime call binds the
-    device's primary context. Call it only where the device is idle anyway.
-    """
-    device = torch.device(device)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-        torch.cuda.synchronize(device)
+def _as_list(devices):
+    return [devices] if isinstance(devices, (torch.device, str)) else list(devices)
 
 
 def synchronize(devices):
-    """Wait until every queued job on every listed device is done.
+    """Wait until every queued job on every listed device (or one device) is done.
 
     ``torch.cuda.synchronize()`` without an argument waits only for the current
     GPU, so we call it once per GPU. CPU work in eager PyTorch is already done
     when the call returns.
     """
-    for device in devices:
+    for device in _as_list(devices):
         device = torch.device(device)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
@@ -130,66 +131,162 @@ def rand(size, device):
     return torch.rand(size, size, device=device)
 
 
-def measure_all(job, devices, repeats, warmup=1):
-    """Wall-clock times of ``repeats`` calls of ``job()``, synchronising ``devices``.
+def count_equal(hosts, results):
+    """How many host copies equal their device results, pair by pair (the copy check)."""
+    return _count_equal(zip(hosts, results), lambda h, r: torch.equal(h, r.to(h.device)))
 
-    Every device is synchronised before the clock starts and before it stops;
-    ``warmup`` untimed calls come first. The job's result is kept alive until
-    its work is done.
+
+# Threads of their own -----------------------------------------------------
+
+_lanes = {}  # lane -> its one worker thread, kept from call to call
+_cpu_threads = {"count": None}
+
+
+def use_cpu_threads(count):
+    """Fix the CPU threads of every job (in this thread and in every lane's); return it."""
+    _cpu_threads["count"] = count
+    torch.set_num_threads(count)
+    return count
+
+
+def run_in_lane(lane, function):
+    """Call ``function`` from ``lane``'s own thread and return its result.
+
+    A lane always runs in the same thread, alone or together with others, so
+    that a comparison of the two changes nothing but the company: PyTorch's
+    CPU thread team belongs to the calling thread.
     """
-    synchronize(devices)  # earlier work (e.g. the inputs) must be done first
-    for _ in range(warmup):
-        result = job()
+    return _submit(lane, function).result()
+
+
+def _submit(lane, function):
+    if lane not in _lanes:
+        _lanes[lane] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane{lane}")
+
+    def call():
+        count = _cpu_threads["count"]
+        if count and torch.get_num_threads() != count:
+            torch.set_num_threads(count)
+        return function()
+    return _lanes[lane].submit(call)
+
+
+def _devices_of(result):
+    """The CUDA devices that hold the tensors of a job's result."""
+    tensors = [result] if isinstance(result, torch.Tensor) else result if isinstance(result, (list, tuple)) else []
+    return {t.device for t in tensors if isinstance(t, torch.Tensor) and t.is_cuda}
+
+
+# Timing -------------------------------------------------------------------
+
+class Samples(list):
+    """The timed samples of one case (seconds); ``lanes`` holds, for a case of
+    several lanes, each lane's own finish times."""
+
+    def __init__(self, values=(), lanes=None):
+        super().__init__(values)
+        self.lanes = lanes or {}
+
+
+def _host_time(case, devices, wait):
+    synchronize(devices)  # earlier work must not be timed
+    begin = time.perf_counter()
+    if callable(case):
+        result = case()
+        if wait:
+            synchronize(devices)
+        return time.perf_counter() - begin, {}
+
+    def lane_job(function):
+        result = function()
+        if wait:
+            synchronize(_devices_of(result))  # this job's own devices
+        return time.perf_counter() - begin, result
+
+    futures = {lane: _submit(lane, lambda f=function: lane_job(f)) for lane, function in case.items()}
+    finished = {lane: future.result() for lane, future in futures.items()}
+    if wait:
         synchronize(devices)
-        del result
-    times = []
-    for _ in range(repeats):
-        synchronize(devices)
-        begin = time.perf_counter()
-        result = job()
-        synchronize(devices)
-        times.append(time.perf_counter() - begin)
-        del result
-    return times
+    return time.perf_counter() - begin, {lane: t for lane, (t, _) in finished.items()}
 
 
-def measure(job, devices, repeats, warmup=1):
-    """The median of :func:`measure_all` in seconds."""
-    return median(measure_all(job, devices, repeats, warmup))
+def _gpu_time(case, device):
+    """Seconds the GPU spent on the work ``case()`` queues, from CUDA events.
 
-
-def measure_in_turns(cases, repeats, warmup=1):
-    """Medians of several ``name: (job, devices)`` cases timed in turns (common.stats.in_turns)."""
-    return in_turns(measure_all, cases, repeats, warmup)
-
-
-_LANE_THREADS = {}  # lane index -> its one worker thread, kept from call to call
-
-
-def run_concurrently(jobs, lanes=None):
-    """Call every job at the same time, each in its lane's own thread; return their results.
-
-    ``lanes`` names the lane of each job (default 0, 1, ...). A lane always runs
-    in the same thread, alone or together with others, so that a comparison of
-    the two changes nothing but the company: PyTorch's CPU thread team is set
-    up per calling thread, and the main thread's may differ from a worker's.
-    A GPU job only queues its work and returns at once; a CPU job runs until it
-    is done (PyTorch releases the GIL inside its kernels). The caller
-    synchronises the devices.
+    A spin kernel holds the GPU back until the call has queued all of its work,
+    so the span between the events is the GPU's own time, without the gaps of
+    a frontend that queues more slowly than the GPU runs. If the GPU reached
+    the first event before the queueing ended, the hold was too short: it is
+    made longer and the call timed again.
     """
-    lanes = range(len(jobs)) if lanes is None else lanes
-    for lane in lanes:
-        if lane not in _LANE_THREADS:
-            _LANE_THREADS[lane] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane{lane}")
-    futures = [_LANE_THREADS[lane].submit(job) for lane, job in zip(lanes, jobs)]
-    wait(futures)
-    return [future.result() for future in futures]
+    hold = 1e-3  # seconds
+    with torch.cuda.device(device):
+        while True:
+            torch.cuda.synchronize(device)
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(int(hold * 2e9))  # about hold seconds at 2 GHz
+            begin.record()
+            result = case()
+            end.record()
+            held = not begin.query()
+            torch.cuda.synchronize(device)
+            del result
+            if held:
+                return begin.elapsed_time(end) / 1e3, {}
+            hold *= 4
 
+
+def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
+    """The samples of :func:`benchmark`, without printing them."""
+    devices = [torch.device(d) for d in _as_list(devices)]
+    gpu_clock = clock == "gpu" and any(d.type == "cuda" for d in devices)
+    if clock not in ("host", "gpu"):
+        raise ValueError("clock must be 'host' or 'gpu'")
+    if gpu_clock and not all(callable(case) for case in cases.values()):
+        raise ValueError("clock='gpu' times functions, not lanes")
+    cases = {label: case if callable(case) else dict(enumerate(case)) if isinstance(case, (list, tuple))
+             else dict(case) for label, case in cases.items()}
+
+    def time_once(case):
+        if gpu_clock:
+            return _gpu_time(case, next(d for d in devices if d.type == "cuda"))
+        return _host_time(case, devices, wait or clock == "gpu")
+
+    raw = in_turns(time_once, cases, _settings["repeats"] if repeats is None else repeats, warmup)
+    return {label: Samples([t / per for t, _ in samples],
+                           {lane: [lanes[lane] / per for _, lanes in samples] for lane in samples[0][1]})
+            for label, samples in raw.items()}
+
+
+def benchmark(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
+    """Time each case and print its median with its spread; return the samples.
+
+    ``cases`` maps a label to a function, called from this thread, or to a
+    list (or a {lane: function} mapping) of functions that start at the same
+    time, each from its lane's own thread. Every case runs once to warm up;
+    then the cases are timed in turns, ``repeats`` times (default --repeats).
+    Before each call every device in ``devices`` is synchronized. The clock
+    stops when the call returns and, with ``wait=True``, when every device is
+    done; for the lanes of a case, also each lane's own finish time is kept.
+    ``clock="gpu"`` times the GPU's own work with CUDA events (on the CPU,
+    the host clock). ``per`` divides every sample, e.g. per step.
+    """
+    samples = measure(cases, devices, wait, clock, per, repeats, warmup)
+    for label, values in samples.items():
+        print(f"{label}: {timing(values)}")
+        if len(values.lanes) > 1:
+            for lane, finished in values.lanes.items():
+                print(f"  job {lane} finished after {timing(finished)}")
+    return samples
+
+
+# Sizes --------------------------------------------------------------------
 
 def matmul_rate(device, size, repeats=3):
     """Measured FLOP/s of one ``size x size`` fp32 product on ``device``."""
     x = rand(size, device)
-    return matmul_flops(size) / measure(lambda: x.mm(x), [device], repeats)
+    one = measure({"product": lambda: x.mm(x)}, [device], repeats=repeats)["product"]
+    return matmul_flops(size) / median(one)
 
 
 def cpu_size_for(seconds_target, products, largest):
@@ -204,6 +301,66 @@ def cpu_size_for(seconds_target, products, largest):
     return size
 
 
+def choose_size(options, report, device, lane=None, largest=GPU_SIZE):
+    """The matrix side of a job: print it and publish it (once) as ``size``.
+
+    ``--size N`` gives N. ``--size auto`` gives GPU_SIZE on a GPU, and on the
+    CPU the size at which one job of PRODUCTS products takes about
+    CPU_JOB_SECONDS, timed in ``lane``'s thread if given (at most ``largest``).
+    """
+    if options.size != "auto":
+        size, how = options.size, "--size"
+    elif torch.device(device).type == "cuda":
+        size, how = GPU_SIZE, "--size auto on a GPU"
+    else:
+        def choose():
+            return cpu_size_for(CPU_JOB_SECONDS, PRODUCTS, largest)
+        size = choose() if lane is None else run_in_lane(lane, choose)
+        how = f"--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU"
+    _settings["size"] = size
+    print(f"size: {size} ({how})")
+    report.publish("size", size)
+    return size
+
+
+def cpu_threads_next_to_a_gpu():
+    """CPU threads for a CPU job next to a GPU job: every core but one, which feeds the GPU."""
+    return max(1, cpu_count() - 1)
+
+
+# Limits -------------------------------------------------------------------
+
+def peak_rates(gpu):
+    """The GPU's theoretical peaks, read from the hardware (common.hardware, NVML)."""
+    props = torch.cuda.get_device_properties(gpu)
+    found = hardware.gpu_peaks(str(props.uuid), props.multi_processor_count, (props.major, props.minor))
+    if found["problem"]:
+        print(f"note: no peak from the hardware: {found['problem']}")
+    return {"link": found["link_peak_gbps"], "fp32": found["fp32_peak_tflops"], "found": found}
+
+
+def best_rates(gpu, repeats=3):
+    """The best measured rates: device-to-host copies into pinned memory of 64 MiB,
+    256 MiB and 1 GiB in GB/s, and products of 4096 and 8192 in TFLOP/s,
+    each timed with CUDA events (medians), the best size taken."""
+    link, fp32 = [], []
+    for mib in (64, 256, 1024):
+        source = torch.empty(mib * 2**18, device=gpu)  # fp32: 4 bytes each
+        target = torch.empty(source.shape, pin_memory=True)
+        times = measure({"copy": lambda: target.copy_(source, non_blocking=True)}, [gpu],
+                        clock="gpu", repeats=repeats)["copy"]
+        link.append(rate(source.numel() * 4, median(times), 1e9))
+        del source, target
+    for n in (4096, 8192):
+        a = rand(n, gpu)
+        times = measure({"product": lambda: a.mm(a)}, [gpu], clock="gpu", repeats=repeats)["product"]
+        fp32.append(rate(matmul_flops(n), median(times), 1e12))
+        del a
+    return {"link": max(link), "fp32": max(fp32)}
+
+
+# Timelines ----------------------------------------------------------------
+
 class Timeline:
     """Records start/end times of activities on several devices on one clock.
 
@@ -213,7 +370,7 @@ class Timeline:
     """
 
     def __init__(self, devices):
-        self.devices = [torch.device(d) for d in devices]
+        self.devices = [torch.device(d) for d in _as_list(devices)]
         self._origins = {}
         self._records = []
         self._lock = threading.Lock()
@@ -242,8 +399,15 @@ class Timeline:
         with self._lock:
             self._records.append((row, device, begin, end, label))
 
+    def wrap(self, row, device, function, label=""):
+        """``function`` with its work recorded as one span."""
+        def recorded():
+            with self.span(row, device, label):
+                return function()
+        return recorded
+
     def spans(self):
-        """The recorded spans in seconds on one clock (synchronises the devices first)."""
+        """The recorded spans in seconds on one clock (synchronizes the devices first)."""
         synchronize(self.devices)
         out = []
         for row, device, begin, end, label in self._records:
@@ -255,6 +419,26 @@ class Timeline:
         return out
 
 
-def span(timeline, row, device, label="", stream=None):
-    """``timeline.span(...)``, or a context that records nothing when timeline is None."""
-    return nullcontext() if timeline is None else timeline.span(row, device, label, stream)
+def copy_spans(inputs, pinned, copy_stream=None):
+    """Run products of ``inputs`` and copy each into ``pinned``; return their spans.
+
+    Without ``copy_stream``: all products, then the copies, on the current
+    stream. With it: the book's side-stream version (each copy on
+    ``copy_stream`` after its product's event), with each product and copy
+    recorded by CUDA events. The rows and labels are i18n keys.
+    """
+    gpu = inputs[0].device
+    compute = torch.cuda.current_stream(gpu)
+    timeline, ys = Timeline([gpu]), []
+    for a in inputs:
+        with timeline.span("compute_stream", gpu, "product", compute):
+            ys.append(a.mm(a))
+        if copy_stream is not None:
+            copy_stream.wait_event(compute.record_event())
+            with torch.cuda.stream(copy_stream), timeline.span("copy_stream", gpu, "copy", copy_stream):
+                pinned[len(ys) - 1].copy_(ys[-1], non_blocking=True)
+    if copy_stream is None:
+        for p, y in zip(pinned, ys):
+            with timeline.span("compute_stream", gpu, "copy", compute):
+                p.copy_(y, non_blocking=True)
+    return timeline.spans()

@@ -26,8 +26,7 @@ from pathlib import Path
 import torch
 
 import helpers
-from helpers import seconds
-from common.hybridize import CHAIN, SMALL, STEPS, SWEEP, Timed, draw_streams, sweep_option
+from common.hybridize import CHAIN, SMALL, STEPS, SWEEP, draw_streams, sweep_option
 from common.keys import HYBRIDIZE
 from common.stats import median, parallel_efficiency, speedup
 from common.timeline import Span
@@ -40,17 +39,27 @@ print(f"device: {helpers.name(device)}")
 if not on_gpu:
     print("CPU: CUDA graphs need a GPU, so their cells say so and skip.")
 report.publish("devices", [helpers.name(device)])
+size = helpers.choose_size(options, report, device)
 w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
 folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
-timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
 
 
-def first_call(job):
-    """Seconds of one call of job(), the queued work included."""
+def timed(key, label, job, **how):
+    """helpers.benchmark one job (it prints), publish it as key; return the median."""
+    samples = helpers.benchmark({label: job}, [device], **how)[label]
+    report.publish_timing(key, samples)
+    return median(samples)
+
+
+def first_call(key, job):
+    """Time one call of job() (it compiles), its work included; print, publish."""
     begin = time.perf_counter()
     job()
     helpers.synchronize([device])
-    return time.perf_counter() - begin
+    seconds = time.perf_counter() - begin
+    print(f"first call (compiles): {helpers.seconds(seconds)}")
+    report.publish_timing(key, [seconds])
+    return seconds
 
 
 # %% tags=["imperative"]
@@ -59,13 +68,12 @@ def gelu(x):  # GELU, tanh approximation: nine elementwise operations
     return 0.5 * x * (1.0 + torch.tanh(inner))
 
 
-x = helpers.rand(options.size, device)
+x = helpers.rand(size, device)
 t_eager = timed("t_eager", "eager, one operation at a time", lambda: gelu(x))
 
 # %% tags=["compile"]
 compiled = torch.compile(gelu)  # TorchDynamo captures, Inductor generates code
-t_compile = first_call(lambda: compiled(x))  # the first call compiles
-print(f"first call (compiles): {seconds(t_compile)}")
+t_compile = first_call("t_compile", lambda: compiled(x))
 t_compiled = timed("t_compiled", "compiled, fused", lambda: compiled(x))
 print("same result:", torch.allclose(compiled(x), gelu(x), atol=1e-5))
 
@@ -75,8 +83,7 @@ saved = t_eager - t_compiled
 breakeven_calls = round(t_compile / saved) if saved > 0 else None
 print(f"speedup of the compiled function: {speedup_compiled:.2f}x")
 print(f"calls until compiling pays off: {breakeven_calls or 'never'}")
-report.publish_all({"t_compile": t_compile, "speedup_compiled": speedup_compiled,
-                    "breakeven_calls": breakeven_calls})
+report.publish_all({"speedup_compiled": speedup_compiled, "breakeven_calls": breakeven_calls})
 
 # %% tags=["export"]
 net = torch.nn.Sequential(torch.nn.Linear(SMALL, SMALL), torch.nn.Tanh())
@@ -108,26 +115,22 @@ if on_gpu:
     graph.replay()  # all 400 kernels, one launch; the result is in y_graph
 
 # %% tags=["graph-harness"]
-def issue_time(job):
-    """Median seconds until job() returns, before its queued work is done."""
-    times = []
-    for _ in range(options.repeats):
-        helpers.synchronize([device])
-        begin = time.perf_counter()
-        job()
-        times.append(time.perf_counter() - begin)
-    helpers.synchronize([device])
-    return median(times)
-
-
 if on_gpu:
-    t_loop_eager = timed("t_loop_eager", "eager loop", lambda: loop(y0, w))
-    t_loop_graph = timed("t_loop_graph", "one graph replay", graph.replay)
-    t_step_frontend, t_step_backend = issue_time(lambda: loop(y0, w)) / STEPS, t_loop_graph / STEPS
-    print(f"per step: frontend {t_step_frontend * 1e6:.1f} us (eager), "
-          f"GPU {t_step_backend * 1e6:.1f} us (replayed)")
-    report.publish_all({"t_step_frontend": t_step_frontend, "t_step_backend": t_step_backend,
-                        "speedup_graph": speedup(t_loop_eager, t_loop_graph),
+    eager, replay = (lambda: loop(y0, w)), graph.replay
+    t = helpers.benchmark({"eager loop": eager, "one graph replay": replay}, [device])
+    report.publish_timing("t_loop_eager", t["eager loop"])
+    report.publish_timing("t_loop_graph", t["one graph replay"])
+    step = {**helpers.benchmark({"per step, frontend (eager)": eager}, [device],
+                                wait=False, per=STEPS),
+            **helpers.benchmark({"per step, GPU (eager)": eager,
+                                 "per step, GPU (replayed)": replay},
+                                [device], clock="gpu", per=STEPS)}
+    for key, label in [("t_step_frontend", "per step, frontend (eager)"),
+                       ("t_step_backend", "per step, GPU (eager)"),
+                       ("t_step_backend_graph", "per step, GPU (replayed)")]:
+        report.publish_timing(key, step[label])
+    report.publish_all({"speedup_graph": speedup(median(t["eager loop"]),
+                                                 median(t["one graph replay"])),
                         "graph_matches": torch.allclose(y_graph, loop(y0, w), atol=1e-5)})
 else:
     print("CPU: no CUDA graphs; skipped.")
@@ -135,10 +138,8 @@ else:
 # %% tags=["reduce-overhead"]
 if on_gpu:
     automatic = torch.compile(loop, mode="reduce-overhead")  # + CUDA graphs
-    t_ro_compile = first_call(lambda: automatic(y0, w))
-    print(f"first call (compiles): {seconds(t_ro_compile)}")
+    first_call("t_ro_compile", lambda: automatic(y0, w))
     timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0, w))
-    report.publish("t_ro_compile", t_ro_compile)
 else:
     print("CPU: reduce-overhead adds CUDA graphs, which need a GPU; skipped.")
 
@@ -219,20 +220,18 @@ if on_gpu:
         both = lambda: two_streams(jobs, torch.cuda.current_stream(), sides)  # noqa: E731
         eager_outs = both()  # also the warm-up before the captures
         alone, (joint, joint_outs) = capture(jobs[0])[0], capture(both)
-        t = helpers.measure_in_turns({
-            "eager_alone": (jobs[0], [device]), "eager_both": (both, [device]),
-            "graph_alone": (alone.replay, [device]), "graph_both": (joint.replay, [device])},
-            options.repeats)
+        t = helpers.measure({"eager_alone": jobs[0], "eager_both": both,
+                             "graph_alone": alone.replay, "graph_both": joint.replay}, [device])
         for mode in effs:
-            effs[mode].append(parallel_efficiency([t[f"{mode}_alone"]], t[f"{mode}_both"]))
+            effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
+                                                  median(t[f"{mode}_both"])))
         print(f"n={n}: parallel efficiency eager {effs['eager'][-1]:.2f}, "
               f"one graph {effs['graph'][-1]:.2f}")
         joint.replay()
         matches.append(all(torch.allclose(a, b, atol=1e-5) for a, b in zip(eager_outs, joint_outs)))
         if n == options.sweep[0]:
             panels = {mode: timeline(jobs, sides, mode == "graph") for mode in effs}
-    for lang in ("en", "tr"):
-        report.figure(draw_streams(panels, options.sweep[0], lang), f"streams-{lang}")
+    report.figure(lambda lang: draw_streams(panels, options.sweep[0], lang), "streams")
     report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
                         "graph_parallel_eff": effs["graph"], "streams_graph_matches": all(matches)})
 else:

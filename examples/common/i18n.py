@@ -1,0 +1,91 @@
+"""The words of the drawn figures, in English and Turkish.
+
+Every figure is drawn once per book language (``Report.figure(draw, name)``
+calls ``draw(lang)``); the book shows the one that matches the page. Turkish
+figures use the terms of the book's glossary, "sn" for seconds and a decimal
+comma.
+"""
+from typing import Dict
+
+LANGUAGES = ("en", "tr")
+
+TEXTS: Dict[str, Dict[str, str]] = {
+    "en": {
+        "time_s": "time (s)",
+        "alone": "each job alone, one after another",
+        "together": "both jobs together",
+        "one_stream": "products, then copies, on one stream",
+        "side_stream": "copies on a side stream into pinned buffers",
+        "compute_stream": "compute stream",
+        "copy_stream": "copy stream",
+        "product": "product",
+        "copy": "copy",
+        "matrix_size": "matrix size n (n x n)",
+        "efficiency": "efficiency",
+        "fully_parallel": "fully parallel",
+        "one_after_another": "one after another",
+        "sweep_title": "Parallelism on one device",
+        "two_streams": "{device}: two jobs (two streams)",
+        "two_threads": "{device}: two jobs (two threads)",
+        "products_copies": "{device}: products + copies",
+        "cpu_thread": "cpu, thread {i}",
+    },
+    "tr": {
+        "time_s": "zaman (sn)",
+        "alone": "her iş tek başına, biri ötekinden sonra",
+        "together": "iki iş birlikte",
+        "one_stream": "önce çarpımlar, sonra kopyalar, tek akışta",
+        "side_stream": "yan akışta, sabitlenmiş belleğe kopyalar",
+        "compute_stream": "hesap akışı",
+        "copy_stream": "kopya akışı",
+        "product": "çarpım",
+        "copy": "kopya",
+        "matrix_size": "matris boyutu n (n x n)",
+        "efficiency": "verim",
+        "fully_parallel": "tamamen paralel",
+        "one_after_another": "biri ötekinden sonra",
+        "sweep_title": "Tek cihazda paralellik",
+        "two_streams": "{device}: iki iş (iki akış)",
+        "two_threads": "{device}: iki iş (iki iş parçacığı)",
+        "products_copies": "{device}: çarpımlar + kopyalar",
+        "cpu_thread": "cpu, iş parçacığı {i}",
+    },
+}
+
+
+def text(lang: str, key: str, **values) -> str:
+    """The figure text ``key`` in ``lang``, with ``values`` filled in."""
+    return TEXTS[lang][key].format(**values)
+
+
+def number(value: float, lang: str, spec: str = "g") -> str:
+    """A number as the language writes it: ``0.5`` in English, ``0,5`` in Turkish."""
+    formatted = format(value, spec)
+    return formatted.replace(".", ",") if lang == "tr" else formatted
+
+
+def localize_axes(ax, lang: str) -> None:
+    """Give both axes of ``ax`` the language's decimal mark (a comma in Turkish)."""
+    if lang != "tr":
+        return
+    from matplotlib.ticker import FuncFormatter
+
+    comma = FuncFormatter(lambda value, _pos: number(value, lang))
+    ax.xaxis.set_major_formatter(comma)
+    ax.yaxis.set_major_formatter(comma)
+
+# Texts of further examples follow below.
+TEXTS["en"].update({
+    "time_ms": "time (ms)",
+    "hybridize_title": "Two jobs of {n}x{n} products on two streams of one GPU",
+    "hybridize_eager": "eager: one Python thread queues both jobs",
+    "hybridize_graph": "one CUDA graph: both jobs launched at once",
+    "hybridize_stream": "stream {i}",
+})
+TEXTS["tr"].update({
+    "time_ms": "zaman (ms)",
+    "hybridize_title": "Bir GPU'nun iki akışında {n}x{n} çarpımlardan oluşan iki iş",
+    "hybridize_eager": "anında yürütme: tek Python iş parçacığı iki işi kuyruğa ekler",
+    "hybridize_graph": "tek CUDA çizgesi: iki iş birlikte başlatılır",
+    "hybridize_stream": "akış {i}",
+})
