@@ -15,6 +15,7 @@ use the framework-agnostic modules in examples/common/.
 """
 import atexit
 import json
+import math
 import os
 import subprocess
 import sys
@@ -22,15 +23,17 @@ import tempfile
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy_compat
 
 # The book's figures are fp32: keep cuBLAS from using TF32 on GPUs that have it.
 os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
-# MXNet's pip wheel links OpenBLAS 0.3.13 built with OpenMP for one caller at a time: two
-# products that run at once (on cpu(0) and cpu(1), say) with several OpenMP threads each hang
-# for good. One thread per product avoids that (MXNet's default is half the cores); it must be
-# set before MXNet loads OpenMP. See MEASUREMENTS.md.
+# MXNet's pip wheel links OpenBLAS 0.3.13 built with OpenMP and NUM_PARALLEL=1: one OpenMP
+# caller at a time (upstream's build notes: further concurrent callers wait, or risk wrong
+# results). On a 2-core test machine, two products at once (on cpu(0) and cpu(1)) with 2
+# OpenMP threads each never finished. One thread per product avoids that (MXNet's default is
+# half the cores); it must be set before MXNet loads OpenMP. See MEASUREMENTS.md.
 os.environ["OMP_NUM_THREADS"] = "1"
 numpy_compat.restore()  # before mxnet: numpy >= 1.24 lacks names that MXNet 1.9.1 binds
 import mxnet  # noqa: E402
@@ -42,12 +45,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common.machine import cpu_model, device_label  # noqa: E402
 from common.options import fail, install_error_hook, oom_message, parse_options  # noqa: E402
 from common.report import Report, fraction, seconds  # noqa: E402,F401
-from common.stats import in_turns, matmul_flops, median, size_for_time  # noqa: E402
+from common.stats import count_equal, in_turns, matmul_flops, median, size_for_time, slowdown  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
 FRAMEWORK = "mxnet"
-CPU_THREADS_NOTE = ("Each CPU product runs on one thread (OMP_NUM_THREADS=1): with more, MXNet's "
-                    "OpenBLAS hangs when two products run at once.")
+CPU_THREADS = 1  # OpenMP threads per CPU product (OMP_NUM_THREADS above)
+CPU_THREADS_NOTE = (
+    "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves\n"
+    "one OpenMP caller at a time; with 2 threads each, two products at once never\n"
+    "finished in our tests on a 2-core machine (see MEASUREMENTS.md).")
+GPU_SIZE = 4000  # --size auto on a GPU, as in the book
+CPU_JOB_SECONDS = 0.3  # --size auto on CPU contexts: one job of products takes about this long
 _PROFILE = Path(tempfile.gettempdir()) / f"mxnet-example-profile-{os.getpid()}.json"
 _profiler_on = []  # [True] once the profiler is configured
 _ENGINE_OPS = ("DeleteVariable", "WaitForVar", "WaitForAll")  # the engine's own, not our work
@@ -196,12 +204,40 @@ def matmul_rate(device, size, repeats=3):
     return matmul_flops(size) / measure(lambda: x.dot(x), [device], repeats)
 
 
-def cpu_size_for(seconds_target, products, largest):
-    """A CPU matrix side whose ``products`` products take about ``seconds_target``."""
-    size = min(largest, 256)
+def size_for_job(seconds_target, products, device, largest=46336):
+    """A matrix side whose ``products`` products take about ``seconds_target`` on ``device``.
+
+    Times a few queued products at a small size, then at the size their rate suggests.
+    """
+    size, sample = 256, min(products, 10)
     for _ in range(2):
-        size = size_for_time(matmul_rate(cpu(), size), seconds_target, products, largest=largest)
+        x = rand(size, device)
+        t = measure(lambda: [x.dot(x) for _ in range(sample)], [device], repeats=3)
+        size = size_for_time(matmul_flops(size, sample) / t, seconds_target, products, largest=largest)
     return size
+
+
+def choose_size(choice, device, products):
+    """--size: a number as given; ``auto``: GPU_SIZE on a GPU, and on a CPU context the side
+    at which one job of ``products`` products takes about CPU_JOB_SECONDS (timed here)."""
+    if choice != "auto":
+        return choice
+    return GPU_SIZE if device.device_type == "gpu" else size_for_job(CPU_JOB_SECONDS, products, device)
+
+
+def same(host, device):
+    """True if a host copy (a NumPy array) equals its device result exactly."""
+    return bool((host == device.asnumpy()).all())
+
+
+def copies_correct(buffers, results):
+    """How many host ``buffers`` hold exactly their device ``results``.
+
+    Reads every buffer first, with ``.asnumpy()``: MXNet's engine runs a read only
+    after the writes queued to that buffer, so nobody needs to wait before.
+    """
+    host = [b.asnumpy() for b in buffers]
+    return count_equal(zip(host, results), same)
 
 
 class Timeline:
@@ -268,6 +304,59 @@ def overlap_seconds(spans):
         if sum(1 for n in active.values() if n > 0) >= 2:
             shared += t_next - t
     return shared, (events[-1][0] - events[0][0] if events else 0.0)
+
+
+class Turns(NamedTuple):
+    """What :func:`time_jobs` measured: wall-clock samples and the profiler's view."""
+    alone: list  # per job: seconds of each timed round, the job alone
+    together: list  # seconds of each timed round, all jobs queued together
+    slowdown: list  # per job: its own time together / alone, from the profiler (medians)
+    shared: list  # per together round: (seconds two or more jobs computed at once, seconds)
+    spans_alone: list  # the profiler's spans of the last round, each job alone
+    spans_together: list  # ... and all together
+
+
+def time_jobs(jobs, devices, repeats):
+    """Time each job alone and all jobs together, in turns, with MXNet's profiler on.
+
+    ``jobs[i]()`` queues job i on ``devices[i]``. After a warm-up round, every
+    round times each job alone and then all together (common.stats.in_turns),
+    so that a shared machine's drift affects every case alike. The wall clock
+    cannot tell the jobs of one case apart; the profiler can: a job's own time
+    runs from the moment its case was queued to the end of its last product.
+    """
+    rows = [name(d) for d in devices]
+    cases = {i: [i] for i in range(len(jobs))}
+    cases["together"] = list(range(len(jobs)))
+    timeline, calls = Timeline(devices), []  # calls: (clock when queued, case), in order
+
+    def time_once(members):
+        synchronize(devices)
+        calls.append((time.time(), members))
+        begin = time.perf_counter()
+        queued = []
+        for i in members:
+            with timeline.span(rows[i], devices[i]):
+                queued.append(jobs[i]())
+        synchronize(devices)
+        return time.perf_counter() - begin
+
+    wall = in_turns(time_once, cases, repeats)
+    spans = timeline.spans()
+    own, shared, last = {}, [], {}
+    for k, ((begin, members), (end, _)) in enumerate(zip(calls, calls[1:] + [(math.inf, None)])):
+        mine = [s for s in spans if begin <= s.start < end]
+        last[tuple(members)] = mine
+        if k < len(cases):
+            continue  # the warm-up round
+        for i in members:
+            own.setdefault((len(members), i), []).append(max(s.end for s in mine if s.row == rows[i]) - begin)
+        if len(members) > 1:
+            shared.append(overlap_seconds(mine))
+    together = len(jobs)
+    slowdowns = [slowdown(median(own[1, i]), median(own[together, i])) for i in range(len(jobs))]
+    return Turns([wall[i] for i in range(len(jobs))], wall["together"], slowdowns, shared,
+                 [s for i in range(len(jobs)) for s in last[(i,)]], last[tuple(range(len(jobs)))])
 
 
 def span(timeline, row, device, label=""):
