@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-TIMING = r"\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]"
+TIMING = r"(\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\])"
 SHOWN_LINES, SHOWN_COLUMNS = 12, 79
 HIDDEN = ("setup", "finish")
 TINY = ["--size", "32", "--repeats", "2", "--device", "cpu"]
@@ -33,9 +33,10 @@ CASES = {
     "mxnet_bad": ["mxnet", "--size", "0"],
 }
 # Published only where a GPU runs the PyTorch twin (None on the CPU).
-GPU_ONLY = ["t_loop_eager", "t_loop_graph", "t_step_frontend", "t_step_backend", "speedup_graph",
-            "graph_matches", "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes",
-            "eager_parallel_eff", "graph_parallel_eff", "streams_graph_matches"]
+GPU_ONLY = ["t_loop_eager", "t_loop_graph", "t_step_frontend", "t_step_backend",
+            "t_step_backend_graph", "speedup_graph", "graph_matches", "t_ro_compile",
+            "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff", "graph_parallel_eff",
+            "streams_graph_matches"]
 
 
 def start(framework, *options):
@@ -58,8 +59,8 @@ def runs():
 
 def keys():
     sys.path.insert(0, str(EXAMPLES))
-    from common.keys import ALWAYS, HYBRIDIZE
-    return set(ALWAYS) | set(HYBRIDIZE)
+    from common.keys import HYBRIDIZE, published
+    return set(published(HYBRIDIZE))
 
 
 def cells(framework):
@@ -80,7 +81,7 @@ def test_runs_on_the_cpu_and_prints_timings_with_spread(runs, framework):
     assert status == 0, stderr
     assert re.search(rf"^imperative, one operation at a time: {TIMING}$|^eager, one operation "
                      rf"at a time: {TIMING}$", stdout, re.M), stdout
-    assert re.search(r"^first call \((compiles|builds the graph)\): \d+\.\d{4} s$", stdout, re.M)
+    assert re.search(r"^first call \((compiles|builds the graph)\): \d+\.\d{4} s$", stdout, re.M), stdout
     assert stdout.count("same result: True") == 2, stdout
     if framework == "pytorch":
         assert "CPU: CUDA graphs need a GPU" in stdout
@@ -88,6 +89,7 @@ def test_runs_on_the_cpu_and_prints_timings_with_spread(runs, framework):
     else:
         assert "running on CPU contexts" in stdout
         assert re.search(rf"^hybridized loop: {TIMING}$", stdout, re.M), stdout
+        assert re.search(rf"^per step, frontend \(imperative\): {TIMING}$", stdout, re.M), stdout
 
 
 def test_twins_publish_the_same_keys(runs):
@@ -144,4 +146,6 @@ def test_gpu_captures_two_streams_and_replays_eager_results(tmp_path):
     assert obj["sweep_sizes"] == [64] and len(obj["graph_parallel_eff"]) == 1
     assert 0 < obj["graph_parallel_eff"][0] <= 1.2
     assert obj["t_loop_graph"] < obj["t_loop_eager"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["streams-en.png", "streams-tr.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["streams.en.png", "streams.tr.png"]
+    for key in ("t_step_frontend", "t_step_backend", "t_step_backend_graph"):
+        assert 0 < obj[key] < obj["t_loop_eager"], key

@@ -24,12 +24,12 @@ import warnings
 from pathlib import Path
 
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from helpers import seconds
 from mxnet import gluon, np, npx
 from mxnet.gluon import nn
-from common.hybridize import CHAIN, SMALL, STEPS, Timed, sweep_option
+from common.hybridize import CHAIN, SMALL, STEPS, sweep_option
 from common.keys import HYBRIDIZE
-from common.stats import median, parallel_efficiency, speedup
+from common.report import seconds, timing
+from common.stats import in_turns, median, parallel_efficiency, speedup
 
 npx.set_np()
 # SymbolBlock.imports warns that it cannot infer the input's type; the input sets it.
@@ -41,17 +41,30 @@ print(f"device: {helpers.name(device)}")
 if not gpus:
     print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
 report.publish("devices", [helpers.name(device)])
+size = helpers.choose_size(options.size, device, CHAIN)  # auto: 50 products ~ 0.3 s
+print(f"size: {size}")
+report.publish("size", size)
 w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
 folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
-timed = Timed(report, lambda job: helpers.measure_all(job, [device], options.repeats))
 
 
-def first_call(job):
-    """Seconds of one call of job(), the queued work included."""
+def timed(key, label, job):
+    """Time job (the median and spread are printed), publish it; return the median."""
+    samples = helpers.measure_all(job, [device], options.repeats)
+    print(f"{label}: {timing(samples)}")
+    report.publish_timing(key, samples)
+    return median(samples)
+
+
+def first_call(key, job):
+    """Time one call of job() (it builds the graph), its work included; print, publish."""
     begin = time.perf_counter()
     job()
     helpers.synchronize([device])
-    return time.perf_counter() - begin
+    took = time.perf_counter() - begin
+    print(f"first call (builds the graph): {seconds(took)}")
+    report.publish_timing(key, [took])
+    return took
 
 
 # %% tags=["imperative"]
@@ -62,15 +75,14 @@ class GELU(nn.HybridBlock):  # tanh approximation: nine elementwise operations
 
 
 gelu = GELU()
-x = helpers.rand(options.size, device)
+x = helpers.rand(size, device)
 t_eager = timed("t_eager", "imperative, one operation at a time",
                 lambda: gelu(x))
 
 # %% tags=["compile"]
 compiled = GELU()
 compiled.hybridize(static_alloc=True, static_shape=True)  # graph on 1st call
-t_compile = first_call(lambda: compiled(x))
-print(f"first call (builds the graph): {seconds(t_compile)}")
+t_compile = first_call("t_compile", lambda: compiled(x))
 t_compiled = timed("t_compiled", "hybridized, one graph", lambda: compiled(x))
 print("same result:", bool(np.allclose(compiled(x), gelu(x), atol=1e-5)))
 
@@ -80,8 +92,7 @@ saved = t_eager - t_compiled
 breakeven_calls = round(t_compile / saved) if saved > 0 else None
 print(f"speedup of the hybridized block: {speedup_compiled:.2f}x")
 print(f"calls until hybridizing pays off: {breakeven_calls or 'never'}")
-report.publish_all({"t_compile": t_compile, "speedup_compiled": speedup_compiled,
-                    "breakeven_calls": breakeven_calls})
+report.publish_all({"speedup_compiled": speedup_compiled, "breakeven_calls": breakeven_calls})
 
 # %% tags=["export"]
 net = nn.HybridSequential()
@@ -118,25 +129,25 @@ graph.hybridize(static_alloc=True, static_shape=True)
 y_graph = graph(y0, w)  # the first call builds the graph; later calls reuse it
 
 # %% tags=["graph-harness"]
-def issue_time(job):
-    """Median seconds until job() returns, before its queued work is done."""
+def issue_times(job):
+    """Seconds until job() returns, before its queued work is done, per step."""
     times = []
     for _ in range(options.repeats):
         helpers.synchronize([device])
         begin = time.perf_counter()
         job()
-        times.append(time.perf_counter() - begin)
+        times.append((time.perf_counter() - begin) / STEPS)
     helpers.synchronize([device])
-    return median(times)
+    return times
 
 
 t_loop_eager = timed("t_loop_eager", "imperative loop", lambda: loop(y0, w))
 t_loop_graph = timed("t_loop_graph", "hybridized loop", lambda: graph(y0, w))
-t_step_frontend, t_step_backend = issue_time(lambda: loop(y0, w)) / STEPS, t_loop_graph / STEPS
-print(f"per step: frontend {t_step_frontend * 1e6:.1f} us (imperative), "
-      f"engine {t_step_backend * 1e6:.1f} us (hybridized)")
-report.publish_all({"t_step_frontend": t_step_frontend, "t_step_backend": t_step_backend,
-                    "speedup_graph": speedup(t_loop_eager, t_loop_graph),
+frontend = issue_times(lambda: loop(y0, w))
+print(f"per step, frontend (imperative): {timing(frontend)}")
+print("per step, engine: not separable from the frontend on CPU contexts")
+report.publish_timing("t_step_frontend", frontend)
+report.publish_all({"speedup_graph": speedup(t_loop_eager, t_loop_graph),
                     "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
 
 # %% tags=["reduce-overhead"]
@@ -172,11 +183,12 @@ for n in options.sweep:
     cases = {}
     for mode in effs:
         job = chain(n, contexts, mode == "graph")
-        cases[f"{mode}_alone"] = (lambda job=job: job(contexts[0]), contexts)
-        cases[f"{mode}_both"] = (lambda job=job: two_streams([job, job], contexts), contexts)
-    t = helpers.measure_in_turns(cases, options.repeats)
+        cases[f"{mode}_alone"] = lambda job=job: job(contexts[0])
+        cases[f"{mode}_both"] = lambda job=job: two_streams([job, job], contexts)
+    t = in_turns(lambda case: helpers.measure_all(case, contexts, 1, 0)[0], cases, options.repeats)
     for mode in effs:
-        effs[mode].append(parallel_efficiency([t[f"{mode}_alone"]], t[f"{mode}_both"]))
+        effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
+                                              median(t[f"{mode}_both"])))
     print(f"n={n}: parallel efficiency imperative {effs['eager'][-1]:.2f}, "
           f"hybridized {effs['graph'][-1]:.2f}")
 print("The timeline of two CUDA streams is drawn by the PyTorch twin on a GPU.")
