@@ -36,7 +36,8 @@ CASES = {
 GPU_ONLY = ["t_loop_eager", "t_loop_graph", "t_step_frontend", "t_step_backend",
             "t_step_backend_graph", "speedup_graph", "graph_matches", "t_ro_compile",
             "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff", "graph_parallel_eff",
-            "streams_graph_matches"]
+            "small_size", "small_eager_eff", "small_graph_eff", "large_size", "large_eager_eff",
+            "large_graph_eff", "streams_graph_matches"]
 
 
 def start(framework, *options):
@@ -106,6 +107,9 @@ def test_cpu_values(runs):
     assert pt["export_files"] == ["net.pt2"] and pt["export_matches"] is True
     assert mx["export_files"] == ["net-0000.params", "net-symbol.json"] and mx["export_matches"]
     assert mx["graph_matches"] is True and mx["sweep_sizes"] == [16, 32]
+    assert (mx["small_size"], mx["large_size"]) == (16, 32)
+    assert mx["small_graph_eff"] == mx["graph_parallel_eff"][0]
+    assert mx["large_eager_eff"] == mx["eager_parallel_eff"][-1]
     for obj in (pt, mx):
         assert obj["t_compile"] > 0 and obj["size"] == 32
         low, high = obj["t_eager_spread"]

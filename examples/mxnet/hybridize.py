@@ -193,7 +193,10 @@ for n in options.sweep:
           f"hybridized {effs['graph'][-1]:.2f}")
 print("The timeline of two CUDA streams is drawn by the PyTorch twin on a GPU.")
 report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
-                    "graph_parallel_eff": effs["graph"]})
+                    "graph_parallel_eff": effs["graph"],
+                    "small_size": options.sweep[0], "large_size": options.sweep[-1],
+                    **{f"{end}_{mode}_eff": effs[mode][i] for end, i in (("small", 0), ("large", -1))
+                       for mode in effs}})
 
 # %% tags=["finish"]
 figures = report.finish()

@@ -233,7 +233,10 @@ if on_gpu:
             panels = {mode: timeline(jobs, sides, mode == "graph") for mode in effs}
     report.figure(lambda lang: draw_streams(panels, options.sweep[0], lang), "streams")
     report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
-                        "graph_parallel_eff": effs["graph"], "streams_graph_matches": all(matches)})
+                        "graph_parallel_eff": effs["graph"],
+                        "small_size": options.sweep[0], "large_size": options.sweep[-1],
+                        **{f"{end}_{mode}_eff": effs[mode][i] for end, i in (("small", 0), ("large", -1))
+                           for mode in effs}, "streams_graph_matches": all(matches)})
 else:
     print("CPU: the two-stream sweep needs a GPU; skipped.")
 
