@@ -204,7 +204,9 @@ def timeline(jobs, sides, in_graph):
         origin.record()
         return two_streams([marked(job, marks) for job in jobs], torch.cuda.current_stream(), sides)
     if in_graph:
-        capture(work)[0].replay()
+        whole = capture(work)[0]
+        whole.replay()
+        helpers.synchronize([device])  # while whole (and its memory) is alive
     else:
         work()
     helpers.synchronize([device])
