@@ -64,15 +64,13 @@ def number(value: float, lang: str, spec: str = "g") -> str:
     return formatted.replace(".", ",") if lang == "tr" else formatted
 
 
-def localize_axes(ax, lang: str) -> None:
-    """Give both axes of ``ax`` the language's decimal mark (a comma in Turkish)."""
+def localize_axis(axis, lang: str) -> None:
+    """Give a numeric axis (e.g. ``ax.xaxis``) the language's decimal mark (a comma in Turkish)."""
     if lang != "tr":
         return
     from matplotlib.ticker import FuncFormatter
 
-    comma = FuncFormatter(lambda value, _pos: number(value, lang))
-    ax.xaxis.set_major_formatter(comma)
-    ax.yaxis.set_major_formatter(comma)
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: number(value, lang)))
 
 # Texts of further examples follow below.
 TEXTS["en"].update({

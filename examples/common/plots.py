@@ -7,7 +7,7 @@ the words and decimal mark of the book language. Agg-safe.
 """
 from typing import Mapping, Optional, Sequence, Tuple
 
-from common.i18n import number, text
+from common.i18n import localize_axis, text
 
 
 def draw_efficiency(curves: Mapping[str, Tuple[Sequence[int], Sequence[Optional[float]]]],
@@ -32,7 +32,7 @@ def draw_efficiency(curves: Mapping[str, Tuple[Sequence[int], Sequence[Optional[
         ax.set_xticks(sorted(ticks))
         ax.set_xticklabels([str(t) for t in sorted(ticks)])
         ax.minorticks_off()
-    ax.yaxis.set_major_formatter(lambda value, _pos: number(value, lang))
+    localize_axis(ax.yaxis, lang)
     ax.set_xlabel(text(lang, "matrix_size"))
     ax.set_ylabel(text(lang, "efficiency"))
     ax.set_ylim(0, top)

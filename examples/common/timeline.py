@@ -9,7 +9,7 @@ decimal mark of the book language. It works with the Agg backend.
 """
 from typing import List, Mapping, NamedTuple, Optional, Sequence
 
-from common.i18n import localize_axes, text
+from common.i18n import localize_axis, text
 
 
 class Span(NamedTuple):
@@ -82,7 +82,7 @@ def draw_timeline(panels: Mapping[str, Sequence[Span]], lang: str = "en",
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_title(name, fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3)
-        localize_axes(ax, lang)
+        localize_axis(ax.xaxis, lang)
     if color_by == "label":
         from matplotlib.patches import Patch
         axes[0, 0].legend(handles=[Patch(color=colors[i % len(colors)], label=k or "?")

@@ -8,200 +8,215 @@
 
 """Automatic parallelism with MXNet: several devices, and compute next to copies.
 
-You learn to time work on several devices correctly (warm up, wait for every
-device, report medians), whether MXNet's engine runs independent jobs on
-different contexts at the same time, and how it overlaps device-to-host copies
-with compute. Needs nothing but a CPU: without a GPU usable by MXNet (MXNet
-1.9.1 has no kernels for GPUs newer than sm_86, such as the H200) the jobs run
-on the CPU contexts cpu(0) and cpu(1) and the copy experiments are skipped.
-1 GPU adds the copy experiments; 2 or more GPUs are all used.
+You learn how well independent jobs on different devices run at the same
+time when MXNet's engine schedules them, and that the engine also overlaps
+device-to-host copies with the compute and orders each copy after the product
+it reads, with no streams or events in your code. Needs nothing but a CPU:
+without a GPU usable by MXNet (MXNet 1.9.1 has no kernels for GPUs newer than
+sm_86, such as the H200) the jobs run on the CPU contexts cpu(0) and cpu(1);
+with 1 GPU the GPU works next to cpu(0) and the copy experiments run; with 2
+or more GPUs the first two work side by side. --size auto: 4000 on a GPU, on
+CPU contexts the size at which the 50 products take about 0.3 s.
 """
 
 # %% tags=["setup"]
-from functools import partial
-
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from helpers import fraction, seconds
 from mxnet import np, npx
 from common.keys import AUTO_PARALLELISM
-from common.stats import matmul_flops, overlap_efficiency, parallel_efficiency, rate, ratio
+from common.stats import matmul_flops, median, overlap_efficiency, parallel_efficiency, rate, ratio, slowdown
 
-npx.set_np()
-PRODUCTS = 50  # matrix products per run, as in the book
 options, report = helpers.start(__doc__, AUTO_PARALLELISM)
 gpus, no_gpu = helpers.gpus(options.device), helpers.no_gpu_reason(options.device)
+gpu = gpus[0] if gpus else None
 if len(gpus) >= 2:
-    mode, lanes = "multi-gpu", gpus
-    print(f"{len(gpus)} GPUs: one job on each of them.")
-elif len(gpus) == 1:
-    mode, lanes = "gpu+cpu", [gpus[0], helpers.cpu()]
-    print("1 GPU: one job on the GPU and one on the CPU, sized to take comparable time.")
+    mode, devices, cpu_threads = "multi-gpu", gpus[:2], None
+    print("2 or more GPUs: one job on each of the first two.")
+elif gpus:
+    mode, devices, cpu_threads = "gpu+cpu", [gpu, helpers.cpu()], helpers.CPU_THREADS
+    print("1 GPU: one job on the GPU and one on cpu(0), sized to take about as long.")
 else:
-    mode, lanes = "cpu", [helpers.cpu(0), helpers.cpu(1)]
+    mode, devices, cpu_threads = "cpu", [helpers.cpu(0), helpers.cpu(1)], helpers.CPU_THREADS
     print(f"{no_gpu}: two jobs on the CPU contexts cpu(0) and cpu(1), two names for the same "
           "processor; all figures are CPU figures.")
-names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(lanes)]
-print("TF32 is off: every product is fp32.")
-if mode != "multi-gpu":
+if cpu_threads:
     print(helpers.CPU_THREADS_NOTE)
-report.publish_all({"mode": mode, "n_gpus": len(gpus), "lanes": names, "products": PRODUCTS,
-                    "devices": sorted({helpers.name(d) for d in lanes})})
+names = [helpers.name(d) for d in devices]
+print("TF32 is off: every product is fp32.")
+size = helpers.choose_size(options, report, devices[0])
+sizes = [size, helpers.cpu_size_like_gpu(gpu, size) if mode == "gpu+cpu" else size]
+report.publish_all({"mode": mode, "n_gpus": len(gpus), "devices": sorted(set(names)),
+                    "products": helpers.PRODUCTS, "cpu_threads": cpu_threads, "job_sizes": sizes})
 
-# %% tags=["run-function"]
+
+# %% tags=["jobs"]
 def run(x):
-    """The book's job: PRODUCTS independent products of x with itself."""
-    return [x.dot(x) for _ in range(PRODUCTS)]
+    """The job: 50 independent products of x with itself."""
+    return [x.dot(x) for _ in range(50)]
 
 
-def run_lane(i, timeline=None):
-    """Queue lane i's job on its context (and record when it ran)."""
-    with helpers.span(timeline, names[i], lanes[i]):
-        return run(xs[i])
-
-
-def run_together(timeline=None):
-    """Queue every lane's job without waiting in between; the engine decides what overlaps."""
-    return helpers.run_concurrently([partial(run_lane, i, timeline) for i in range(len(lanes))])
-
-
-# %% tags=["warm-up"]
-xs = [helpers.rand(options.size, d) for d in lanes]
-if mode == "gpu+cpu":  # time the GPU job, then pick a CPU size that takes as long
-    t_gpu = helpers.measure(partial(run_lane, 0), lanes[:1], repeats=1)
-    xs[1] = helpers.rand(helpers.cpu_size_for(t_gpu, PRODUCTS, options.size), lanes[1])
+xs = [helpers.rand(n, d) for n, d in zip(sizes, devices)]
+jobs = [lambda: run(xs[0]), lambda: run(xs[1])]  # one job per device
 for name, x in zip(names, xs):
-    print(f"{name}: {PRODUCTS} products of {x.shape[0]}x{x.shape[0]}")
-results = [run_lane(i) for i in range(len(lanes))]  # warm up every lane once
-helpers.synchronize(lanes)
+    print(f"{name}: 50 products of {x.shape[0]}x{x.shape[0]}")
 
-# %% tags=["devices-alone"]
-cases = {i: (partial(run_lane, i), [lanes[i]]) for i in range(len(lanes))}
-cases["together"] = (run_together, lanes)  # timed in turns with the lanes alone: same conditions
-times = helpers.measure_in_turns(cases, options.repeats)
-t_alone = [times[i] for i in range(len(lanes))]
-for name, t_i in zip(names, t_alone):
-    print(f"{name} alone: {seconds(t_i)}")
+# %% tags=["together"]
+times = helpers.benchmark({
+    f"{names[0]} alone": {0: jobs[0]},
+    f"{names[1]} alone": {1: jobs[1]},
+    "both together": jobs,  # both queued at once; the engine runs them
+}, devices)
 
-# %% tags=["devices-together"]
-t_together = times["together"]  # measured above, in turns with each lane alone
-parallel_eff = parallel_efficiency(t_alone, t_together)
-print(f"all {len(lanes)} lanes together: {seconds(t_together)}")
-print(f"parallel efficiency, max(alone) / together: {fraction(parallel_eff)}")
-report.publish_all({"t_alone_0": t_alone[0], "t_alone_1": t_alone[1], "t_alone_max": max(t_alone),
-                    "t_together": t_together, "parallel_eff": parallel_eff})
+# %% tags=["together-harness"]
+alone_0, alone_1, together = times.values()
+t_alone = [median(alone_0), median(alone_1)]
+parallel_eff = parallel_efficiency(t_alone, median(together))
+slowdowns = [slowdown(median(alone.lanes[i]), median(together.lanes[i]))
+             for i, alone in enumerate((alone_0, alone_1))]
+print(f"parallel efficiency, max(alone) / together: {helpers.fraction(parallel_eff)}")
+print("slowdown of each job, its time together / alone: "
+      + ", ".join(f"{name} {helpers.fraction(s)}" for name, s in zip(names, slowdowns)))
+shared = [helpers.overlap_seconds(spans) for spans in together.spans]
+print("MXNet's profiler, both together: the jobs computed at the same time for\n"
+      f"  {helpers.timing([s for s, _ in shared])} of {helpers.timing([t for _, t in shared])}")
+for key, samples in (("t_alone_0", alone_0), ("t_alone_1", alone_1), ("t_together", together)):
+    report.publish_timing(key, samples)
+report.publish_all({"parallel_eff": parallel_eff, "slowdown_0": slowdowns[0],
+                    "slowdown_1": slowdowns[1]})
 
 # %% tags=["timeline-devices"]
-alone = helpers.Timeline(lanes)  # one profiler at a time: each timeline in turn
-for i in range(len(lanes)):
-    results = run_lane(i, alone)
-    helpers.synchronize(lanes)
-alone_spans, together = alone.spans(), helpers.Timeline(lanes)
-results = run_together(together)
-spans = together.spans()
-shared, total = helpers.overlap_seconds(spans)
-print(f"MXNet's profiler: the lanes computed at the same time for {seconds(shared)} of {seconds(total)}")
-# MXNet 1.9.1 gives each CPU context its own worker thread, but all CPU contexts share a few
-# temporary workspaces (MXNET_CPU_TEMP_COPY, default 4) and each product takes one: products
-# queued lane by lane then wait for each other (see MEASUREMENTS.md).
-fig = helpers.draw_timeline({"each lane alone, one after another": alone_spans,
-                             "all lanes together": spans})
-report.figure(fig, "timeline-devices")
+rows = {helpers.profiler_row(d): name.split(" ")[0] for d, name in zip(devices, names)}
 
 
-# %% tags=["copy-seed"]
-def copy_to_cpu(ys, pinned=False, timeline=None):
-    """The book's copy: copyto() the host, into new pinned buffers if ``pinned``.
-
-    Like every MXNet call it only queues the copy; the engine runs it on its
-    copy stream as soon as the product it reads is done.
-    """
-    with helpers.span(timeline, "copies", ys[0].ctx, "copy"):
-        return [y_i.copyto(npx.cpu_pinned() if pinned else npx.cpu()) for y_i in ys]
+def on_rows(spans):  # the last timed run of a case, one row per context
+    return [s._replace(row=rows[s.row]) for s in spans if s.row in rows]
 
 
-def run_then_copy(timeline=None):
-    with helpers.span(timeline, "products", gpu, "product"):
-        ys = run(x)
-    return ys, copy_to_cpu(ys, True, timeline)
+report.figure(lambda lang: helpers.draw_timeline(
+    {helpers.text(lang, "alone"): on_rows(alone_0.spans[-1] + alone_1.spans[-1]),
+     helpers.text(lang, "together"): on_rows(together.spans[-1])}, lang), "timeline-devices")
 
-
+# %% tags=["copies"]
 if gpus:
-    gpu, x = gpus[0], xs[0]
-    y = run(x)  # the results to copy in this section
-    t_run = helpers.measure(lambda: run(x), [gpu], options.repeats)
-    t_copy_pageable = helpers.measure(lambda: copy_to_cpu(y), [gpu], options.repeats)
-    t_copy_nonblocking = helpers.measure(lambda: copy_to_cpu(y, True), [gpu], options.repeats)
-    t_run_copy_nonblocking = helpers.measure(run_then_copy, [gpu], options.repeats)
-    overlap_eff_seed = overlap_efficiency(t_run, t_copy_nonblocking, t_run_copy_nonblocking)
-    print(f"run on {names[0]}: {seconds(t_run)}")
-    print(f"copy to CPU, pageable memory (cpu()): {seconds(t_copy_pageable)}")
-    print(f"copy to CPU, new pinned buffers (cpu_pinned()): {seconds(t_copy_nonblocking)}")
-    print(f"run, then copies queued without waiting: {seconds(t_run_copy_nonblocking)}")
-    print(f"overlap efficiency (seed), max(run, copy) / both: {fraction(overlap_eff_seed)}")
-    report.publish_all({"t_run": t_run, "t_copy_pageable": t_copy_pageable,
-                        "t_copy_nonblocking": t_copy_nonblocking, "overlap_eff_seed": overlap_eff_seed,
-                        "t_run_copy_nonblocking": t_run_copy_nonblocking})
-else:
-    print(f"{no_gpu}: the copy experiments need a GPU and are skipped.")
+    ys = run(xs[0])  # 50 results on the GPU to copy
+    pageable = [np.empty(y.shape, ctx=npx.cpu()) for y in ys]  # allocated once
+    pinned = [np.empty(y.shape, ctx=npx.cpu_pinned()) for y in ys]  # and pinned
+    copies = helpers.benchmark({
+        "fresh .copyto(npx.cpu())":  # from MXNet's memory pool after the first run
+            lambda: [y.copyto(npx.cpu()) for y in ys],
+        "into pageable buffers": lambda: [y.copyto(p) for p, y in zip(pageable, ys)],
+        "into pinned buffers": lambda: [y.copyto(p) for p, y in zip(pinned, ys)],
+    }, gpu, repeats=3)
 
-# %% tags=["copy-streams"]
-def run_copy_streams(timeline=None):
-    """Queue each product, then its copy into pinned[i]; the engine orders the two."""
-    ys = []
-    for i in range(PRODUCTS):
-        with helpers.span(timeline, "products", gpu, "product"):
-            ys.append(x.dot(x))
-        with helpers.span(timeline, "copies", gpu, "copy"):
-            ys[i].copyto(pinned[i])
+# %% tags=["copies-harness"]
+if gpus:
+    for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):
+        report.publish_timing(key, samples)
+    nbytes = sum(y.size * y.dtype.itemsize for y in ys)
+    report.publish("copy_gbps", rate(nbytes, median(copies["into pinned buffers"]), 1e9))
+else:
+    print(f"{no_gpu}: the copy timings need a GPU and are left out.")
+
+
+# %% tags=["same-stream"]
+def run_then_copy():
+    ys = run(xs[0])
+    for p, y in zip(pinned, ys):
+        y.copyto(p)  # queued after all the products, waits only for y
     return ys
 
 
 if gpus:
-    pinned = [np.empty(y_i.shape, dtype=y_i.dtype, ctx=npx.cpu_pinned()) for y_i in y]  # allocated once
-    t_copy_pinned = helpers.measure(lambda: [y_i.copyto(p) for p, y_i in zip(pinned, y)],
-                                    [gpu], options.repeats)
-    t_run_copy_streams = helpers.measure(run_copy_streams, [gpu], options.repeats)
-    overlap_eff = overlap_efficiency(t_run, t_copy_pinned, t_run_copy_streams)
-    ys = run_copy_streams()
-    helpers.synchronize([gpu])
-    copy_matches = all(bool((p.asnumpy() == y_i.asnumpy()).all()) for p, y_i in zip(pinned, ys))
-    print(f"copy to pinned buffers allocated once: {seconds(t_copy_pinned)}")
-    print(f"run, copying each result as soon as it is ready: {seconds(t_run_copy_streams)}")
-    print(f"overlap efficiency, max(run, copy) / both: {fraction(overlap_eff)}")
-    print(f"host copies equal the device results: {copy_matches}")
-    report.publish_all({"t_copy_pinned": t_copy_pinned, "t_run_copy_streams": t_run_copy_streams,
-                        "overlap_eff": overlap_eff, "copy_matches": copy_matches})
+    runs = helpers.benchmark({"products alone": lambda: run(xs[0]),
+                              "products, then copies": run_then_copy}, gpu)
+
+# %% tags=["same-stream-harness"]
+if gpus:
+    t_run, t_same = runs.values()
+    t_pinned = copies["into pinned buffers"]
+    overlap_eff_same_stream = overlap_efficiency(median(t_run), median(t_pinned), median(t_same))
+    print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff_same_stream)}")
+    report.publish_timing("t_run", t_run)
+    report.publish_timing("t_run_copy_same_stream", t_same)
+    report.publish("overlap_eff_same_stream", overlap_eff_same_stream)
+
+
+# %% tags=["side-stream"]
+def run_and_copy(inputs):
+    ys = []
+    for a, p in zip(inputs, pinned):
+        ys.append(a.dot(a))
+        ys[-1].copyto(p)  # the engine starts it when the product is done
+    return ys
+
+# %% tags=["side-stream-harness"]
+if gpus:
+    side = helpers.benchmark({"products, each copy queued after its product":
+                              lambda: run_and_copy([xs[0]] * len(pinned))}, gpu)
+    (t_side,) = side.values()
+    overlap_eff = overlap_efficiency(median(t_run), median(t_pinned), median(t_side))
+    print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff)}")
+    report.publish_timing("t_run_copy_streams", t_side)
+    report.publish("overlap_eff", overlap_eff)
+else:  # the check below still runs: products on cpu(0), copies into host buffers
+    pinned = [np.empty(xs[0].shape, ctx=npx.cpu_pinned()) for _ in range(50)]
+
+# %% tags=["check"]
+correct = {}
+for wait in (True, False):
+    for p in pinned:
+        p[:] = 0  # clear what earlier runs left in the buffers
+    inputs = [helpers.rand(sizes[0], devices[0]) for _ in pinned]  # distinct
+    ys = run_and_copy(inputs)
+    if wait:
+        npx.waitall()  # without it, each read below waits for its copy
+    correct[wait] = helpers.count_equal(pinned, ys)
+    print(f"wait={wait}: {correct[wait]} of {len(ys)} host copies are right")
+
+# %% tags=["check-harness"]
+print("MXNet's engine runs each copy after its product and each read after its\n"
+      "copy: a read that comes early waits; it cannot see stale data.")
+report.publish_all({"copies_correct": correct[True], "copies_correct_no_wait": correct[False]})
 
 # %% tags=["timeline-copy"]
 if gpus:
-    seed = helpers.Timeline([gpu])
-    results = run_then_copy(seed)
-    seed_spans, streams = seed.spans(), helpers.Timeline([gpu])
-    results = run_copy_streams(streams)
-    fig = helpers.draw_timeline({"all products, then copies into new pinned buffers": seed_spans,
-                                 "each product's copy queued right after it": streams.spans()},
-                                title=names[0], color_by="label")
-    report.figure(fig, "timeline-copy")
+    inputs = [xs[0]] * len(pinned)
+    after_all = helpers.copy_spans(gpu, run_then_copy)
+    after_each = helpers.copy_spans(gpu, lambda: run_and_copy(inputs))
+    copy_seconds = [s.end - s.start for s in after_each if s.label == "copy"]
+    link_achieved = rate(ys[0].size * ys[0].dtype.itemsize, median(copy_seconds), 1e9)
+
+    def localized(spans, lang):
+        return [s._replace(row=helpers.text(lang, s.row), label=helpers.text(lang, s.label))
+                for s in spans]
+
+    report.figure(lambda lang: helpers.draw_timeline(
+        {helpers.text(lang, "copies_after_all"): localized(after_all, lang),
+         helpers.text(lang, "copies_after_each"): localized(after_each, lang)},
+        lang, title=names[0], color_by="label"), "timeline-copy")
 else:
     print(f"{no_gpu}: no copy timeline.")
 
 # %% tags=["limits"]
 if gpus:
-    big, big_host = np.zeros(2**26, ctx=gpu), np.zeros(2**26, ctx=npx.cpu_pinned())  # 256 MiB
-    d2h_gbps = rate(sum(y_i.size * y_i.dtype.itemsize for y_i in y), t_copy_pinned, 1e9)
-    t_big = helpers.measure(lambda: big.copyto(big_host), [gpu], options.repeats)
-    d2h_peak_gbps = rate(big.size * big.dtype.itemsize, t_big, 1e9)
-    n = max(8192, options.size)  # a large product in the same precision (fp32)
-    a = helpers.rand(n, gpu)
-    tflops_run = rate(matmul_flops(options.size, PRODUCTS), t_run, 1e12)
-    tflops_peak = rate(matmul_flops(n), helpers.measure(lambda: a.dot(a), [gpu], options.repeats), 1e12)
-    d2h_frac, tflops_frac = ratio(d2h_gbps, d2h_peak_gbps), ratio(tflops_run, tflops_peak)
-    print(f"device-to-host copies: {d2h_gbps:.1f} GB/s of {d2h_peak_gbps:.1f} GB/s peak "
-          f"(fraction {fraction(d2h_frac)})")
-    print(f"products: {tflops_run:.1f} TFLOP/s of {tflops_peak:.1f} TFLOP/s at {n}x{n} "
-          f"(fraction {fraction(tflops_frac)})")
-    report.publish_all({"d2h_gbps": d2h_gbps, "d2h_peak_gbps": d2h_peak_gbps, "d2h_frac": d2h_frac,
-                        "tflops_run": tflops_run, "tflops_peak": tflops_peak, "tflops_frac": tflops_frac})
+    peak = helpers.peak_rates(gpu)  # from the hardware, through NVML
+    best = helpers.best_rates(gpu)  # large copies and products, profiler
+    achieved = {"link": link_achieved,  # the copies next to the products
+                "fp32": matmul_flops(size, 50) / median(t_run) / 1e12}
+    for what, unit in (("link", "GB/s"), ("fp32", "TFLOP/s")):
+        print(f"{what} ({unit}): peak {peak[what]:.1f}, best measured "
+              f"{best[what]:.1f}, achieved {achieved[what]:.1f}")
+
+# %% tags=["limits-harness"]
+if gpus:
+    for what, unit in (("link", "gbps"), ("fp32", "tflops")):
+        best_frac, achieved_frac = ratio(best[what], peak[what]), ratio(achieved[what], peak[what])
+        print(f"{what}: best / peak {helpers.fraction(best_frac)}, "
+              f"achieved / peak {helpers.fraction(achieved_frac)}")
+        report.publish_all({f"{what}_peak_{unit}": peak[what], f"{what}_best_{unit}": best[what],
+                            f"{what}_achieved_{unit}": achieved[what],
+                            f"{what}_best_frac": best_frac, f"{what}_achieved_frac": achieved_frac})
 else:
-    print(f"{no_gpu}: no copy bandwidth or GPU TFLOP/s to compare.")
+    print(f"{no_gpu}: no link or GPU compute rates to compare.")
+
+# %% tags=["finish"]
 figures = report.finish()

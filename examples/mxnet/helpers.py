@@ -1,29 +1,32 @@
 """MXNet helpers shared by the example scripts of this chapter.
 
-The twin of examples/pytorch/helpers.py, with the same function names: device
-(context) discovery that never fails on a machine without a GPU, waiting for
-EVERY device, a timer that reports medians over repeats, running several jobs
-at once, and a recorder of start/end times for timelines.
+The one timing helper the book's cells call is :func:`benchmark`: it warms
+up, waits for every device, times its cases in turns and prints each median
+with its spread. The rest is harness the pages do not show: context discovery
+that never fails without a GPU, the size that suits the device (``--size
+auto``), the device's own time and each job's finish time from MXNet's
+profiler, the peaks of the hardware, and timelines. The PyTorch twin
+(examples/pytorch/helpers.py) has the same function names.
 
 MXNet 1.9.1 is the last release. Its GPU builds stop at CUDA 11.7 and carry no
 code for newer GPUs (such as the H200), so on most machines today the MXNet
-twins run on the CPU and say so. Every MXNet call goes to the dependency
-engine and returns at once, on the CPU too; ``npx.waitall()`` waits for all.
+twins run on the CPU contexts and say so. Every MXNet call hands its work to
+the dependency engine and returns at once, on the CPU too; ``npx.waitall()``
+waits for all of it.
 
 This is the one place that puts examples/ on sys.path, so that the scripts can
 use the framework-agnostic modules in examples/common/.
 """
 import atexit
+import ctypes
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy_compat
 
@@ -42,42 +45,62 @@ from mxnet import np, npx  # noqa: E402
 npx.set_np()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from common import hardware, i18n  # noqa: E402
 from common.machine import cpu_model, device_label  # noqa: E402
-from common.options import fail, install_error_hook, oom_message, parse_options  # noqa: E402
-from common.report import Report, fraction, seconds  # noqa: E402,F401
-from common.stats import count_equal, in_turns, matmul_flops, median, size_for_time, slowdown  # noqa: E402
+from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options  # noqa: E402
+from common.report import Report, fraction, seconds, timing  # noqa: E402,F401
+from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
 FRAMEWORK = "mxnet"
-CPU_THREADS = 1  # OpenMP threads per CPU product (OMP_NUM_THREADS above)
+#: Matrix products per job, as in the book.
+PRODUCTS = 50
+#: OpenMP threads per CPU product (OMP_NUM_THREADS above).
+CPU_THREADS = 1
 CPU_THREADS_NOTE = (
     "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves\n"
     "one OpenMP caller at a time; with 2 threads each, two products at once never\n"
     "finished in our tests on a 2-core machine (see MEASUREMENTS.md).")
-GPU_SIZE = 4000  # --size auto on a GPU, as in the book
-CPU_JOB_SECONDS = 0.3  # --size auto on CPU contexts: one job of products takes about this long
-_PROFILE = Path(tempfile.gettempdir()) / f"mxnet-example-profile-{os.getpid()}.json"
-_profiler_on = []  # [True] once the profiler is configured
-_ENGINE_OPS = ("DeleteVariable", "WaitForVar", "WaitForAll")  # the engine's own, not our work
+#: Figure texts of the MXNet twins that the PyTorch twins do not need (the rest: common.i18n).
+TEXTS = {
+    "en": {"copies_after_all": "all products queued, then all copies",
+           "copies_after_each": "each copy queued right after its product",
+           "two_contexts": "{device}: two jobs (cpu(0) and cpu(1))",
+           "one_context": "{device}: two jobs (one context)"},
+    "tr": {"copies_after_all": "önce tüm çarpımlar, sonra tüm kopyalar kuyruğa eklendi",
+           "copies_after_each": "her kopya kendi çarpımının hemen ardından kuyruğa eklendi",
+           "two_contexts": "{device}: iki iş (cpu(0) ve cpu(1))",
+           "one_context": "{device}: iki iş (tek bağlam)"},
+}
+# What start() and choose_size() settled, for benchmark() and the out-of-memory message.
+_settings = {"repeats": 3, "size": None}
 _why_no_gpu = ["this MXNet build has no CUDA" if not mxnet.runtime.Features().is_enabled("CUDA")
                else "npx.num_gpus() is 0"]
 
 
-def start(doc, keys=(), add_arguments=None):
-    """Parse the options and return ``(options, report)``; products are fp32 (MXNet's default).
+def text(lang, key, **values):
+    """A figure text in ``lang``: the MXNet twins' own (TEXTS) or the shared one (common.i18n)."""
+    own = TEXTS[lang].get(key)
+    return own.format(**values) if own else i18n.text(lang, key, **values)
 
-    Out-of-memory errors from here on end with one line that suggests a smaller
-    --size instead of a traceback.
+
+def start(doc, keys=(), add_arguments=None):
+    """Parse the options (3 repeats by default) and return ``(options, report)``.
+
+    Products are fp32 (MXNet's default). Out-of-memory errors from here on end
+    with one line that suggests a smaller --size instead of a traceback.
     """
-    options = parse_options(doc, add_arguments=add_arguments)
+    options = parse_options(doc, add_arguments=add_arguments, repeats=3)
+    _settings["repeats"] = options.repeats
 
     def explain(exc):
+        size = _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)
         if "larger than 2^31 elements" in str(exc):  # the pip builds index arrays with int32
-            return (f"--size {options.size} is too large for this MXNet build (at most 2^31 - 1 "
+            return (f"--size {size} is too large for this MXNet build (at most 2^31 - 1 "
                     "elements per array, i.e. --size 46340); try a smaller --size")
         if not is_out_of_memory(exc):
             return None
-        return oom_message(options.size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
+        return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
 
     install_error_hook(explain)
     return options, Report(options, keys)
@@ -121,7 +144,7 @@ def no_gpu_reason(choice):
 
 
 def cpu(i=0):
-    """The CPU context ``cpu(i)``: one processor, but its own engine workers for each i."""
+    """The CPU context ``cpu(i)``: one processor, but its own engine worker for each i."""
     return npx.cpu(i)
 
 
@@ -134,12 +157,8 @@ def _gpu_model(i):
     return out or "GPU"
 
 
-def name(ctx, lane=None):
-    """How the output names a context: ``gpu(0) (NVIDIA A100 ...)``, ``cpu(1) (AMD EPYC ...)``.
-
-    ``lane`` is accepted for the PyTorch twin's sake: MXNet's CPU lanes are
-    already told apart by their context, cpu(0) and cpu(1).
-    """
+def name(ctx):
+    """How the output names a context: ``gpu(0) (NVIDIA A100 ...)``, ``cpu(1) (AMD EPYC ...)``."""
     if ctx.device_type == "gpu":
         return device_label(f"gpu({ctx.device_id})", _gpu_model(ctx.device_id))
     return device_label(f"cpu({ctx.device_id})", cpu_model())
@@ -159,85 +178,214 @@ def rand(size, device):
     return np.random.uniform(size=(size, size), ctx=device)
 
 
-def measure_all(job, devices, repeats, warmup=1):
-    """Wall-clock times of ``repeats`` calls of ``job()``, waiting for all devices.
+def same(host, result):
+    """True if a host copy (a NumPy array) equals its device result exactly."""
+    return bool((host == result.asnumpy()).all())
 
-    Everything queued is finished before the clock starts and before it stops;
-    ``warmup`` untimed calls come first.
+
+def count_equal(hosts, results):
+    """How many host buffers hold exactly their device results (the copy check).
+
+    Reads every buffer first, with ``.asnumpy()``: MXNet's engine runs a read
+    only after the writes queued to that buffer, so nobody has to wait before.
     """
-    synchronize(devices)
-    for _ in range(warmup):
-        job()
-        synchronize(devices)
-    times = []
-    for _ in range(repeats):
-        synchronize(devices)
-        begin = time.perf_counter()
-        job()
-        synchronize(devices)
-        times.append(time.perf_counter() - begin)
-    return times
+    return _count_equal(zip([h.asnumpy() for h in hosts], results), same)
 
 
-def measure(job, devices, repeats, warmup=1):
-    """The median of :func:`measure_all` in seconds."""
-    return median(measure_all(job, devices, repeats, warmup))
+# Timing -------------------------------------------------------------------
+
+class Samples(list):
+    """The timed samples of one case (seconds); ``lanes`` holds, for a case of
+    lanes, each lane's own finish times, and ``spans``, for each sample, the
+    operators that MXNet's profiler saw, on rows named by :func:`profiler_row`."""
+
+    def __init__(self, values=(), lanes=None):
+        super().__init__(values)
+        self.lanes = lanes or {}
+        self.spans = []
 
 
-def measure_in_turns(cases, repeats, warmup=1):
-    """Medians of several ``name: (job, devices)`` cases timed in turns (common.stats.in_turns)."""
-    return in_turns(measure_all, cases, repeats, warmup)
+def _contexts(result):
+    """The contexts that hold the arrays of a job's result."""
+    arrays = result if isinstance(result, (list, tuple)) else [result]
+    return {a.ctx for a in arrays if isinstance(a, np.ndarray)}
 
 
-def run_concurrently(jobs):
-    """Queue every job, one after another, from this thread; return their results.
+def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
+    """The samples of :func:`benchmark`, without printing them."""
+    if clock not in ("host", "gpu"):
+        raise ValueError("clock must be 'host' or 'gpu'")
+    cases = {label: case if callable(case) else dict(enumerate(case)) if isinstance(case, (list, tuple))
+             else dict(case) for label, case in cases.items()}
+    timeline = Timeline() if clock == "gpu" or not all(map(callable, cases.values())) else None
 
-    No threads are needed: each call only hands its work to MXNet's engine and
-    returns, and the engine decides what runs at the same time. The caller waits.
+    def time_once(case):
+        synchronize()  # earlier work must not be timed
+        queued_at, begin = time.time(), time.perf_counter()
+        if callable(case):
+            result, contexts = case(), {}
+        else:  # each lane's job only queues its work, so all are queued from here
+            result = {lane: function() for lane, function in case.items()}
+            contexts = {lane: {profiler_row(c) for c in _contexts(r)} for lane, r in result.items()}
+        if wait:
+            synchronize()
+        elapsed = time.perf_counter() - begin
+        synchronize()  # this call's work ends before the next call starts
+        return elapsed, (queued_at, time.time()), contexts
+
+    raw = in_turns(time_once, cases, _settings["repeats"] if repeats is None else repeats, warmup)
+    spans = timeline.device_spans() if timeline else []
+    out = {}
+    for label, samples in raw.items():
+        out[label] = Samples(lanes={lane: [] for lane in samples[0][2]})
+        for elapsed, (begin, end), contexts in samples:
+            mine = [s for s in spans if begin <= s.start and s.end <= end]
+            out[label].append((busy_seconds(mine) if clock == "gpu" else elapsed) / per)
+            out[label].spans.append(mine)
+            for lane, rows in contexts.items():
+                out[label].lanes[lane].append((max(s.end for s in mine if s.row in rows) - begin) / per)
+    return out
+
+
+def benchmark(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
+    """Time each case and print its median with its spread; return the samples.
+
+    ``cases`` maps a label to a function or to a list (or a {lane: function}
+    mapping) of functions whose jobs run at the same time: each only queues
+    its work, so all are called from this thread and MXNet's engine decides
+    what runs when. Every case runs once to warm up; then the cases are timed
+    in turns, ``repeats`` times (default --repeats). Before each call all
+    queued work is finished. The clock stops when the call returns and, with
+    ``wait=True``, when all work is done; for the lanes of a case, also each
+    lane's own finish time is kept (the end of its last operator, from MXNet's
+    profiler). ``clock="gpu"`` takes the device's own busy time from the
+    profiler instead: on a GPU and on CPU contexts alike, since the engine's
+    workers run the operators apart from Python. ``per`` divides every sample.
     """
-    return [job() for job in jobs]
+    samples = measure(cases, devices, wait, clock, per, repeats, warmup)
+    for label, values in samples.items():
+        print(f"{label}: {timing(values)}")
+        if len(values.lanes) > 1:
+            for lane, finished in values.lanes.items():
+                print(f"  job {lane} finished after {timing(finished)}")
+    return samples
 
 
-def matmul_rate(device, size, repeats=3):
-    """Measured FLOP/s of one ``size x size`` fp32 product on ``device``."""
+# Sizes --------------------------------------------------------------------
+
+def matmul_rate(device, size, products=10, repeats=3):
+    """Measured FLOP/s of ``products`` queued ``size x size`` fp32 products on ``device``."""
     x = rand(size, device)
-    return matmul_flops(size) / measure(lambda: x.dot(x), [device], repeats)
+    job = measure({"products": lambda: [x.dot(x) for _ in range(products)]}, [device],
+                  repeats=repeats)["products"]
+    return matmul_flops(size, products) / median(job)
 
 
-def size_for_job(seconds_target, products, device, largest=46336):
-    """A matrix side whose ``products`` products take about ``seconds_target`` on ``device``.
+def cpu_size_for(seconds_target, products, largest, device=None):
+    """A matrix side whose ``products`` products take about ``seconds_target`` on a CPU context.
 
-    Times a few queued products at a small size, then at the size their rate suggests.
+    Measures the rate at a small size, picks a size, then measures again at
+    that size (the rate depends on the size) and picks once more.
     """
-    size, sample = 256, min(products, 10)
+    size = min(largest, 256)
     for _ in range(2):
-        x = rand(size, device)
-        t = measure(lambda: [x.dot(x) for _ in range(sample)], [device], repeats=3)
-        size = size_for_time(matmul_flops(size, sample) / t, seconds_target, products, largest=largest)
+        size = size_for_time(matmul_rate(device or cpu(), size), seconds_target, products, largest=largest)
     return size
 
 
-def choose_size(choice, device, products):
-    """--size: a number as given; ``auto``: GPU_SIZE on a GPU, and on a CPU context the side
-    at which one job of ``products`` products takes about CPU_JOB_SECONDS (timed here)."""
-    if choice != "auto":
-        return choice
-    return GPU_SIZE if device.device_type == "gpu" else size_for_job(CPU_JOB_SECONDS, products, device)
+def cpu_size_like_gpu(gpu, size):
+    """The size on cpu(0) whose job takes as long as the GPU's job at ``size``."""
+    t_gpu = matmul_flops(size, PRODUCTS) / matmul_rate(gpu, size)
+    return cpu_size_for(t_gpu, PRODUCTS, size)
 
 
-def same(host, device):
-    """True if a host copy (a NumPy array) equals its device result exactly."""
-    return bool((host == device.asnumpy()).all())
+def choose_size(options, report, device, largest=GPU_SIZE):
+    """The matrix side of a job: print it and publish it (once) as ``size``.
 
-
-def copies_correct(buffers, results):
-    """How many host ``buffers`` hold exactly their device ``results``.
-
-    Reads every buffer first, with ``.asnumpy()``: MXNet's engine runs a read only
-    after the writes queued to that buffer, so nobody needs to wait before.
+    ``--size N`` gives N. ``--size auto`` gives GPU_SIZE on a GPU, and on a CPU
+    context the size at which one job of PRODUCTS products takes about
+    CPU_JOB_SECONDS (at most ``largest``).
     """
-    host = [b.asnumpy() for b in buffers]
-    return count_equal(zip(host, results), same)
+    if options.size != "auto":
+        size, how = options.size, "--size"
+    elif device.device_type == "gpu":
+        size, how = GPU_SIZE, "--size auto on a GPU"
+    else:
+        size = cpu_size_for(CPU_JOB_SECONDS, PRODUCTS, largest, device)
+        how = f"--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU"
+    _settings["size"] = size
+    print(f"size: {size} ({how})")
+    report.publish("size", size)
+    return size
+
+
+# Limits -------------------------------------------------------------------
+
+def _cuda_properties(gpu):
+    """(UUID, SM count, compute capability) of a GPU context, from the CUDA driver.
+
+    MXNet has no call for them; the driver library that MXNet's GPU build
+    loads answers through ctypes.
+    """
+    cuda = ctypes.CDLL("libcuda.so.1")
+    device, value, uuid = ctypes.c_int(), ctypes.c_int(), ctypes.create_string_buffer(16)
+    if cuda.cuInit(0) or cuda.cuDeviceGet(ctypes.byref(device), gpu.device_id) or cuda.cuDeviceGetUuid(uuid, device):
+        raise OSError("the CUDA driver did not answer")
+
+    def attribute(number):  # CUdevice_attribute: 16 SMs, 75/76 compute capability
+        cuda.cuDeviceGetAttribute(ctypes.byref(value), number, device)
+        return value.value
+
+    u = uuid.raw.hex()
+    return f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}", attribute(16), (attribute(75), attribute(76))
+
+
+def peak_rates(gpu):
+    """The GPU's theoretical peaks, link in GB/s and fp32 in TFLOP/s, read from the
+    hardware (common.hardware, through NVML); nan where they cannot be read."""
+    try:
+        found = hardware.gpu_peaks(*_cuda_properties(gpu))
+    except OSError as exc:
+        found = {"link_peak_gbps": None, "fp32_peak_tflops": None, "problem": f"CUDA driver: {exc}"}
+    if found["problem"]:
+        print(f"note: no peak from the hardware: {found['problem']}")
+    unknown = float("nan")  # printed as nan, published as None
+    return {"link": found["link_peak_gbps"] or unknown, "fp32": found["fp32_peak_tflops"] or unknown}
+
+
+#: What best_rates() measures: copies of these many MiB, products of these sizes.
+BEST_COPY_MIB, BEST_PRODUCT_SIZES = (64, 256, 1024), (4096, 8192)
+
+
+def best_rates(gpu, repeats=3):
+    """The best measured rates: device-to-host copies into pinned memory (BEST_COPY_MIB)
+    in GB/s and products (BEST_PRODUCT_SIZES) in TFLOP/s, each timed as the
+    device's busy time in MXNet's profiler (medians), the best size taken."""
+    link, fp32 = [], []
+    for mib in BEST_COPY_MIB:
+        source = np.zeros(mib * 2**18, ctx=gpu)  # fp32: 4 bytes each
+        target = np.zeros(source.shape, ctx=npx.cpu_pinned())
+        times = measure({"copy": lambda: source.copyto(target)}, [gpu], clock="gpu", repeats=repeats)["copy"]
+        link.append(rate(source.size * 4, median(times), 1e9))
+        del source, target
+    for n in BEST_PRODUCT_SIZES:
+        a = rand(n, gpu)
+        times = measure({"product": lambda: a.dot(a)}, [gpu], clock="gpu", repeats=repeats)["product"]
+        fp32.append(rate(matmul_flops(a.shape[0]), median(times), 1e12))
+        del a
+    return {"link": max(link), "fp32": max(fp32)}
+
+
+# Timelines ----------------------------------------------------------------
+
+_PROFILE = Path(tempfile.gettempdir()) / f"mxnet-example-profile-{os.getpid()}.json"
+_profiler_on = []  # [True] once the profiler is configured
+_ENGINE_OPS = ("DeleteVariable", "WaitForVar", "WaitForAll")  # the engine's own, not our work
+
+
+def profiler_row(ctx):
+    """The profiler's name of a context's device: ``cpu/0``, ``gpu/1``."""
+    return f"{ctx.device_type}/{ctx.device_id}"
 
 
 class Timeline:
@@ -249,7 +397,7 @@ class Timeline:
     result from Python would be no substitute: ``wait_to_read()`` is itself
     queued behind the work on cpu(0).) ``span`` says which row the operators
     of a device belong on, or, if ``label`` is "copy", the copies between
-    devices. Call :meth:`spans` after the work.
+    devices. Call :meth:`spans` after the work. One timeline at a time.
     """
 
     def __init__(self, devices=()):
@@ -266,11 +414,14 @@ class Timeline:
     @contextmanager
     def span(self, row, device, label=""):
         """Put the operators that run on ``device`` (all copies if label is "copy") on ``row``."""
-        self._rows["copy" if label == "copy" else f"{device.device_type}/{device.device_id}"] = (row, label)
+        self._rows["copy" if label == "copy" else profiler_row(device)] = (row, label)
         yield
 
-    def spans(self):
-        """The recorded spans in seconds (waits for the work and stops the profiler first)."""
+    def device_spans(self):
+        """Every operator since the start, on the row of its device (``cpu/0``) or ``copy``.
+
+        Waits for the work and stops the profiler first.
+        """
         synchronize()
         mxnet.profiler.set_state("stop")
         mxnet.profiler.dump(finished=False)  # appends the new events; the list stays open
@@ -288,11 +439,28 @@ class Timeline:
             if e["ph"] == "B":
                 started[key] = e["ts"]
             elif key in started and e["name"] not in _ENGINE_OPS:
-                row = self._rows.get("copy" if e["name"].startswith("Copy") else devices.get(e["pid"]))
-                if row:
-                    out.append(Span(row[0], started.pop(key) / 1e6, e["ts"] / 1e6, row[1]))
+                row = "copy" if e["name"].startswith("Copy") else devices.get(e["pid"])
+                out.append(Span(row, started.pop(key) / 1e6, e["ts"] / 1e6))
+        return out
+
+    def spans(self):
+        """The recorded spans in seconds, on the rows given to :meth:`span`."""
+        out = []
+        for s in self.device_spans():
+            if s.row in self._rows:
+                row, label = self._rows[s.row]
+                out.append(Span(row, s.start, s.end, label))
         order = [row for row, _ in self._rows.values()]
         return sorted(out, key=lambda s: (order.index(s.row), s.start))
+
+
+def busy_seconds(spans):
+    """How long at least one of the spans was running (their union), in seconds."""
+    busy, end = 0.0, -float("inf")
+    for s in sorted(spans, key=lambda s: s.start):
+        busy += max(0.0, s.end - max(s.start, end))
+        end = max(end, s.end)
+    return busy
 
 
 def overlap_seconds(spans):
@@ -306,59 +474,14 @@ def overlap_seconds(spans):
     return shared, (events[-1][0] - events[0][0] if events else 0.0)
 
 
-class Turns(NamedTuple):
-    """What :func:`time_jobs` measured: wall-clock samples and the profiler's view."""
-    alone: list  # per job: seconds of each timed round, the job alone
-    together: list  # seconds of each timed round, all jobs queued together
-    slowdown: list  # per job: its own time together / alone, from the profiler (medians)
-    shared: list  # per together round: (seconds two or more jobs computed at once, seconds)
-    spans_alone: list  # the profiler's spans of the last round, each job alone
-    spans_together: list  # ... and all together
-
-
-def time_jobs(jobs, devices, repeats):
-    """Time each job alone and all jobs together, in turns, with MXNet's profiler on.
-
-    ``jobs[i]()`` queues job i on ``devices[i]``. After a warm-up round, every
-    round times each job alone and then all together (common.stats.in_turns),
-    so that a shared machine's drift affects every case alike. The wall clock
-    cannot tell the jobs of one case apart; the profiler can: a job's own time
-    runs from the moment its case was queued to the end of its last product.
-    """
-    rows = [name(d) for d in devices]
-    cases = {i: [i] for i in range(len(jobs))}
-    cases["together"] = list(range(len(jobs)))
-    timeline, calls = Timeline(devices), []  # calls: (clock when queued, case), in order
-
-    def time_once(members):
-        synchronize(devices)
-        calls.append((time.time(), members))
-        begin = time.perf_counter()
-        queued = []
-        for i in members:
-            with timeline.span(rows[i], devices[i]):
-                queued.append(jobs[i]())
-        synchronize(devices)
-        return time.perf_counter() - begin
-
-    wall = in_turns(time_once, cases, repeats)
+def copy_spans(gpu, queue):
+    """Run ``queue()`` (products on ``gpu`` and copies of their results to the
+    host) once; return when each product and each copy ran, on the rows
+    "compute_stream" and "copy_stream" (i18n keys: MXNet's engine gives the
+    copies a stream of their own)."""
+    timeline = Timeline()
+    with timeline.span("compute_stream", gpu, "product"), timeline.span("copy_stream", None, "copy"):
+        results = queue()
     spans = timeline.spans()
-    own, shared, last = {}, [], {}
-    for k, ((begin, members), (end, _)) in enumerate(zip(calls, calls[1:] + [(math.inf, None)])):
-        mine = [s for s in spans if begin <= s.start < end]
-        last[tuple(members)] = mine
-        if k < len(cases):
-            continue  # the warm-up round
-        for i in members:
-            own.setdefault((len(members), i), []).append(max(s.end for s in mine if s.row == rows[i]) - begin)
-        if len(members) > 1:
-            shared.append(overlap_seconds(mine))
-    together = len(jobs)
-    slowdowns = [slowdown(median(own[1, i]), median(own[together, i])) for i in range(len(jobs))]
-    return Turns([wall[i] for i in range(len(jobs))], wall["together"], slowdowns, shared,
-                 [s for i in range(len(jobs)) for s in last[(i,)]], last[tuple(range(len(jobs)))])
-
-
-def span(timeline, row, device, label=""):
-    """``timeline.span(...)``, or a context that records nothing when timeline is None."""
-    return nullcontext() if timeline is None else timeline.span(row, device, label)
+    del results
+    return spans

@@ -9,26 +9,22 @@
 """Asynchronous computation with PyTorch: the frontend queues, the GPU runs.
 
 You learn that on a GPU a PyTorch call only queues its work and returns at
-once, which calls block until the queued work is done (.item(), print,
-.cpu()/.numpy(), torch.cuda.synchronize()), and why reading a value back at
-every step of a loop costs time. On the CPU eager PyTorch queues nothing; the
-script says so. Needs nothing but a CPU; uses the first GPU if there is one.
---size 4000 is slow on a CPU: pass e.g. --size 1000 there.
+once, which calls wait until the queued work is done (.item(), .numpy(),
+str(), torch.cuda.synchronize()), and what reading a value back at every step
+of a loop costs: the loop's steps are issued by Python and run by the GPU,
+and a read makes each wait for the other. On the CPU eager PyTorch queues
+nothing; the script says so. Needs nothing but a CPU; uses the first GPU if
+there is one. --size auto: 4000 on a GPU, on the CPU the size at which the
+50 products take about 0.3 s.
 """
 
 # %% tags=["setup"]
-import io
-import time
-
 import torch
 
 import helpers
-from helpers import seconds
 from common.keys import ASYNC_COMPUTATION
 from common.stats import median, speedup
 
-PRODUCTS = 50  # matrix products queued at once, as in auto_parallelism
-STEPS = 200  # steps of the small loop in avoid-waits
 options, report = helpers.start(__doc__, ASYNC_COMPUTATION)
 gpus = helpers.gpus(options.device)
 device = gpus[0] if gpus else helpers.cpu()
@@ -36,78 +32,77 @@ print(f"device: {helpers.name(device)}; TF32 is off: every product is fp32.")
 if device.type == "cpu":
     print("CPU: eager PyTorch runs each operation before the call returns, so nothing is "
           "queued and the blockers below have nothing to wait for.")
-report.publish("devices", [helpers.name(device)])
-x = helpers.rand(options.size, device)
-
-
-def work():
-    """Queue PRODUCTS independent products of x with itself; return their results."""
-    return [x.mm(x) for _ in range(PRODUCTS)]
+n = helpers.choose_size(options, report, device)
+x = torch.rand(n, n, device=device)
+steps, step_size = 200, min(n, 64)  # a loop of small steps
+small = torch.rand(step_size, step_size, device=device)
+report.publish_all({"devices": [helpers.name(device)], "steps": steps, "step_size": step_size})
 
 
 # %% tags=["queue"]
-def queue_then(blocker):
-    """Queue the work, then call blocker(ys): medians of (queueing, blocker, both)."""
-    queued, waited, total = [], [], []
-    for r in range(options.repeats + 1):  # round 0 warms up
-        helpers.synchronize([device])
-        begin = time.perf_counter()
-        ys = work()  # on a GPU: queued, not done
-        middle = time.perf_counter()
-        blocker(ys)
-        end = time.perf_counter()
-        helpers.synchronize([device])  # keep ys alive until its work is done
-        if r:
-            queued.append(middle - begin)
-            waited.append(end - middle)
-            total.append(end - begin)
-    return median(queued), median(waited), median(total)
+def work():
+    """Queue 50 products of x with itself; return their results."""
+    return [x.mm(x) for _ in range(50)]
 
 
-t_enqueue, _, t_complete = queue_then(lambda ys: helpers.synchronize([device]))
-print(f"queue the work (Python returns): {seconds(t_enqueue)}")
-print(f"until the work is done: {seconds(t_complete)}")
-if device.type == "cpu":
-    print("CPU: the call returned only when the work was done (no queue), so both times agree.")
-report.publish_all({"t_enqueue": t_enqueue, "t_complete": t_complete})
+queued = helpers.benchmark({"Python returns after": work}, device, wait=False)
+done = helpers.benchmark({"the work is done after": work}, device)
+
+# %% tags=["queue-harness"]
+(t_queue,), (t_done,) = queued.values(), done.values()
+report.publish_timing("t_queue", t_queue)
+report.publish_timing("t_done", t_done)
 
 # %% tags=["blockers"]
-blockers = {
-    "item": lambda ys: ys[-1][0, 0].item(),  # a Python number needs the value
-    "numpy": lambda ys: ys[-1][0, :4].cpu().numpy(),  # so does a NumPy array
-    "print": lambda ys: print(ys[-1][0, :4], file=io.StringIO()),  # printing formats the values
-    "sync": lambda ys: helpers.synchronize([device]),  # torch.cuda.synchronize(device) on a GPU
-}
-labels = {"item": ".item()", "numpy": ".cpu().numpy()", "print": "print()", "sync": "synchronize"}
-for key, blocker in blockers.items():
-    t_wait = queue_then(blocker)[1]
-    print(f"wait in {labels[key]}: {seconds(t_wait)}")
-    report.publish(f"t_wait_{key}", t_wait)
+waits = helpers.benchmark({
+    "work, then .item()": lambda: work()[-1][0, 0].item(),
+    "work, then .cpu().numpy()": lambda: work()[-1][0, :4].cpu().numpy(),
+    "work, then str()": lambda: str(work()[-1][0, :4]),
+    "work, then synchronize": lambda: helpers.synchronize(work()[-1].device),
+}, device, wait=False)  # the clock stops when the blocker returns
+
+# %% tags=["blockers-harness"]
+for key, samples in zip(["t_item", "t_numpy", "t_str", "t_sync"], waits.values()):
+    report.publish_timing(key, samples)
 if device.type == "cpu":
-    print("CPU: the work was already done when the blocker ran, so there was nothing to wait for.")
+    print("CPU: the work was done when the calls returned, so every case took as long "
+          "as the work itself.")
 
-# %% tags=["avoid-waits"]
-small = helpers.rand(min(options.size, 256), device)
-
-
-def loop(read_every_step):
-    """STEPS small steps that add up a 'loss'; read it every step or once at the end."""
+# %% tags=["frontend"]
+def loop(read_every_step=False):
     total = torch.zeros((), device=device)
-    for _ in range(STEPS):
+    for _ in range(steps):
         total += small.mm(small).mean()
         if read_every_step:
-            total.item()  # waits for this step before the next one is queued
-    return total.item()
+            total.item()  # a Python number: waits for this step
+    return total
 
 
-t_sync_each_step = helpers.measure(lambda: loop(True), [device], options.repeats)
-t_sync_once = helpers.measure(lambda: loop(False), [device], options.repeats)
-speedup_sync_once = speedup(t_sync_each_step, t_sync_once)
-print(f"read a scalar every step: {seconds(t_sync_each_step)}")
-print(f"read once at the end: {seconds(t_sync_once)}")
-print(f"speedup of reading once: {speedup_sync_once:.2f}x")
+issue = helpers.benchmark({"Python issues one step": loop}, device,
+                          wait=False, per=steps)
+run = helpers.benchmark({"the device runs one step": loop}, device,
+                        clock="gpu", per=steps)
+
+# %% tags=["frontend-harness"]
+(t_step_issue,), (t_step_gpu,) = issue.values(), run.values()
+report.publish_timing("t_step_issue", t_step_issue)
+report.publish_timing("t_step_gpu", t_step_gpu)
 if device.type == "cpu":
-    print("CPU: no queue to drain, so reading every step costs only the reads themselves.")
-report.publish_all({"t_sync_each_step": t_sync_each_step, "t_sync_once": t_sync_once,
-                    "speedup_sync_once": speedup_sync_once})
+    print("CPU: Python runs each step itself, so issuing a step takes as long as running it.")
+
+# %% tags=["read-once"]
+reads = helpers.benchmark({
+    "read every step": lambda: loop(read_every_step=True),
+    "read once at the end": lambda: loop().item(),
+}, device)
+
+# %% tags=["read-once-harness"]
+t_read_each_step, t_read_once = reads.values()
+speedup_read_once = speedup(median(t_read_each_step), median(t_read_once))
+print(f"reading once is {speedup_read_once:.2f} times as fast")
+report.publish_timing("t_read_each_step", t_read_each_step)
+report.publish_timing("t_read_once", t_read_once)
+report.publish("speedup_read_once", speedup_read_once)
+
+# %% tags=["finish"]
 figures = report.finish()

@@ -8,204 +8,225 @@
 
 """Automatic parallelism with PyTorch: several devices, and compute next to copies.
 
-You learn to time work on several devices correctly (warm up, synchronise every
-device, report medians), how well independent jobs on different devices run at
-the same time, and why a device-to-host copy overlaps the compute only with a
-side stream, pinned buffers and events. Needs nothing but a CPU; 1 GPU adds the
-copy experiments; 2 or more GPUs are all used. --size 4000 needs about 7 GB
-per GPU; pass a smaller --size on smaller GPUs.
+You learn how well independent jobs on different devices run at the same
+time (PyTorch needs no help for that), and why a device-to-host copy overlaps
+the compute on one GPU only with a side stream, pinned buffers and events.
+Needs nothing but a CPU; with 1 GPU the GPU works next to the CPU and the copy
+experiments run; with 2 or more GPUs the first two work side by side. The
+default size on a GPU (4000) needs about 14 GB of GPU memory; pass a smaller
+--size on smaller GPUs.
 """
 
 # %% tags=["setup"]
-from functools import partial
-
 import torch
 
 import helpers
-from helpers import fraction, seconds
+from common.i18n import text
 from common.keys import AUTO_PARALLELISM
+from common.machine import cpu_count
 from common.options import no_gpu_reason
-from common.stats import matmul_flops, overlap_efficiency, parallel_efficiency, rate, ratio
+from common.stats import matmul_flops, median, overlap_efficiency, parallel_efficiency, rate, ratio, slowdown
 
-PRODUCTS = 50  # matrix products per run, as in the book
 options, report = helpers.start(__doc__, AUTO_PARALLELISM)
 gpus, no_gpu = helpers.gpus(options.device), no_gpu_reason(options.device)
+gpu = gpus[0] if gpus else None
 if len(gpus) >= 2:
-    mode, lanes = "multi-gpu", gpus
-    print(f"{len(gpus)} GPUs: one job on each of them.")
-elif len(gpus) == 1:
-    mode, lanes = "gpu+cpu", [gpus[0], helpers.cpu()]
-    print("1 GPU: one job on the GPU and one on the CPU, sized to take comparable time.")
+    mode, devices, cpu_threads = "multi-gpu", gpus[:2], None
+    print("2 or more GPUs: one job on each of the first two.")
+elif gpus:
+    mode, devices = "gpu+cpu", [gpu, helpers.cpu()]
+    cpu_threads = helpers.use_cpu_threads(helpers.cpu_threads_next_to_a_gpu())
+    print(f"1 GPU: one job on the GPU and one on the CPU ({cpu_threads} threads, one core "
+          "left to feed the GPU), sized to take about as long.")
 else:
-    mode, lanes = "cpu", [helpers.cpu(), helpers.cpu()]
-    print(f"{no_gpu}: two CPU jobs in two threads on the same CPU; all figures are CPU figures.")
-names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(lanes)]
+    mode, devices = "cpu", [helpers.cpu(), helpers.cpu()]
+    cpu_threads = helpers.use_cpu_threads(max(1, cpu_count() // 2))
+    print(f"{no_gpu}: two CPU jobs in two threads ({cpu_threads} CPU threads each); "
+          "all figures are CPU figures.")
+names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(devices)]
 print("TF32 is off: every product is fp32.")
-report.publish_all({"mode": mode, "n_gpus": len(gpus), "lanes": names, "products": PRODUCTS,
-                    "devices": sorted({helpers.name(d) for d in lanes})})
+size = helpers.choose_size(options, report, devices[0], lane=0)
+sizes = [size, helpers.cpu_size_like_gpu(gpu, size, lane=1) if mode == "gpu+cpu" else size]
+report.publish_all({"mode": mode, "n_gpus": len(gpus), "devices": sorted(set(names)),
+                    "products": helpers.PRODUCTS, "cpu_threads": cpu_threads, "job_sizes": sizes})
 
-# %% tags=["run-function"]
+
+# %% tags=["jobs"]
 def run(x):
-    """The book's job: PRODUCTS independent products of x with itself."""
-    return [x.mm(x) for _ in range(PRODUCTS)]
+    """The job: 50 independent products of x with itself."""
+    return [x.mm(x) for _ in range(50)]
 
 
-def run_lane(i, timeline=None):
-    """Run lane i's job on its device (and record when it ran)."""
-    helpers.bind(lanes[i])  # the lane's thread may be new; every device is idle here
-    with helpers.span(timeline, names[i], lanes[i]):
-        return run(xs[i])
-
-
-def run_alone(i, timeline=None):
-    """Run lane i's job by itself, in the same thread as when all lanes run together."""
-    return helpers.run_concurrently([partial(run_lane, i, timeline)], lanes=[i])
-
-
-def run_together(timeline=None):
-    """Start every lane's job at the same time; the caller waits for all devices."""
-    return helpers.run_concurrently([partial(run_lane, i, timeline) for i in range(len(lanes))])
-
-
-# %% tags=["warm-up"]
-xs = [helpers.rand(options.size, d) for d in lanes]
-if mode == "gpu+cpu":  # time the GPU job, then pick a CPU size that takes as long
-    t_gpu = helpers.measure(partial(run_lane, 0), lanes[:1], repeats=1)
-    xs[1] = helpers.rand(helpers.cpu_size_for(t_gpu, PRODUCTS, options.size), lanes[1])
+xs = [torch.rand(n, n, device=d) for n, d in zip(sizes, devices)]
+jobs = [lambda: run(xs[0]), lambda: run(xs[1])]  # one job per device
 for name, x in zip(names, xs):
-    print(f"{name}: {PRODUCTS} products of {x.shape[0]}x{x.shape[0]}")
-results = [run_alone(i) for i in range(len(lanes))]  # warm up every lane once
-helpers.synchronize(lanes)
+    print(f"{name}: 50 products of {x.shape[0]}x{x.shape[0]}")
 
-# %% tags=["devices-alone"]
-cases = {i: (partial(run_alone, i), [lanes[i]]) for i in range(len(lanes))}
-cases["together"] = (run_together, lanes)  # timed in turns with the lanes alone: same conditions
-times = helpers.measure_in_turns(cases, options.repeats)
-t_alone = [times[i] for i in range(len(lanes))]
-for name, t_i in zip(names, t_alone):
-    print(f"{name} alone: {seconds(t_i)}")
+# %% tags=["together"]
+times = helpers.benchmark({
+    f"{names[0]} alone": {0: jobs[0]},
+    f"{names[1]} alone": {1: jobs[1]},
+    "both together": jobs,  # each from its own thread, at the same time
+}, devices)
 
-# %% tags=["devices-together"]
-t_together = times["together"]  # measured above, in turns with each lane alone
-parallel_eff = parallel_efficiency(t_alone, t_together)
-print(f"all {len(lanes)} lanes together: {seconds(t_together)}")
-print(f"parallel efficiency, max(alone) / together: {fraction(parallel_eff)}")
-report.publish_all({"t_alone_0": t_alone[0], "t_alone_1": t_alone[1], "t_alone_max": max(t_alone),
-                    "t_together": t_together, "parallel_eff": parallel_eff})
+# %% tags=["together-harness"]
+alone_0, alone_1, together = times.values()
+t_alone = [median(alone_0), median(alone_1)]
+parallel_eff = parallel_efficiency(t_alone, median(together))
+slowdowns = [slowdown(t, median(together.lanes[i])) for i, t in enumerate(t_alone)]
+print(f"parallel efficiency, max(alone) / together: {helpers.fraction(parallel_eff)}")
+print("slowdown of each job, its time together / alone: "
+      + ", ".join(f"{name} {helpers.fraction(s)}" for name, s in zip(names, slowdowns)))
+for key, samples in (("t_alone_0", alone_0), ("t_alone_1", alone_1), ("t_together", together)):
+    report.publish_timing(key, samples)
+report.publish_all({"parallel_eff": parallel_eff, "slowdown_0": slowdowns[0],
+                    "slowdown_1": slowdowns[1]})
+
 
 # %% tags=["timeline-devices"]
-alone, together = helpers.Timeline(lanes), helpers.Timeline(lanes)
-for i in range(len(lanes)):
-    results = run_alone(i, alone)
-    helpers.synchronize(lanes)
-results = run_together(together)
-helpers.synchronize(lanes)
-fig = helpers.draw_timeline({"each lane alone, one after another": alone.spans(),
-                             "all lanes together": together.spans()})
-report.figure(fig, "timeline-devices")
-
-# %% tags=["copy-seed"]
-def copy_to_cpu(ys, non_blocking=False, timeline=None):
-    """The book's copy: .to('cpu') on the current stream, the one that computed ys."""
-    with helpers.span(timeline, "compute stream", ys[0].device, "copy"):
-        return [y_i.to("cpu", non_blocking=non_blocking) for y_i in ys]  # non_blocking: read after sync!
+def spans_of(lanes):
+    """Run the jobs of ``lanes`` at the same time, once, and return when each ran."""
+    timeline = helpers.Timeline(devices)
+    helpers.measure({"spans": {i: timeline.wrap(str(i), devices[i], jobs[i]) for i in lanes}},
+                    devices, repeats=1, warmup=0)
+    return timeline.spans()
 
 
-def run_then_copy(timeline=None):
-    with helpers.span(timeline, "compute stream", gpu, "product"):
-        ys = run(x)
-    return ys, copy_to_cpu(ys, True, timeline)  # keep ys alive until the caller synchronises
+def row(lang, i):
+    return text(lang, "cpu_thread", i=i) if mode == "cpu" else names[i].split(" ")[0]
 
 
+alone_spans = spans_of([0]) + spans_of([1])
+together_spans = spans_of([0, 1])
+report.figure(lambda lang: helpers.draw_timeline(
+    {text(lang, "alone"): [s._replace(row=row(lang, int(s.row))) for s in alone_spans],
+     text(lang, "together"): [s._replace(row=row(lang, int(s.row))) for s in together_spans]},
+    lang), "timeline-devices")
+
+# %% tags=["copies"]
 if gpus:
-    gpu, x = gpus[0], xs[0]
-    y = run(x)  # the results to copy in this section
-    t_run = helpers.measure(lambda: run(x), [gpu], options.repeats)
-    t_copy_pageable = helpers.measure(lambda: copy_to_cpu(y), [gpu], options.repeats)
-    t_copy_nonblocking = helpers.measure(lambda: copy_to_cpu(y, True), [gpu], options.repeats)
-    t_run_copy_nonblocking = helpers.measure(run_then_copy, [gpu], options.repeats)
-    overlap_eff_seed = overlap_efficiency(t_run, t_copy_nonblocking, t_run_copy_nonblocking)
-    print(f"run on {names[0]}: {seconds(t_run)}")
-    print(f"copy to CPU, blocking, pageable memory: {seconds(t_copy_pageable)}")
-    print(f"copy to CPU, non_blocking=True: {seconds(t_copy_nonblocking)}")
-    print(f"run, then non_blocking copies on the same stream: {seconds(t_run_copy_nonblocking)}")
-    print(f"overlap efficiency (seed), max(run, copy) / both: {fraction(overlap_eff_seed)}")
-    report.publish_all({"t_run": t_run, "t_copy_pageable": t_copy_pageable,
-                        "t_copy_nonblocking": t_copy_nonblocking, "overlap_eff_seed": overlap_eff_seed,
-                        "t_run_copy_nonblocking": t_run_copy_nonblocking})
+    ys = run(xs[0])  # 50 results on the GPU to copy
+    pageable = [torch.empty(y.shape) for y in ys]  # allocated once
+    pinned = [torch.empty(y.shape, pin_memory=True) for y in ys]  # and pinned
+    copies = helpers.benchmark({
+        "fresh .to('cpu')": lambda: [y.to("cpu") for y in ys],
+        "into pageable buffers": lambda: [
+            p.copy_(y) for p, y in zip(pageable, ys)],
+        "into pinned buffers": lambda: [
+            p.copy_(y, non_blocking=True) for p, y in zip(pinned, ys)],
+    }, gpu, repeats=3)
+
+# %% tags=["copies-harness"]
+if gpus:
+    for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):
+        report.publish_timing(key, samples)
+    nbytes = sum(y.numel() * y.element_size() for y in ys)
+    report.publish("copy_gbps", rate(nbytes, median(copies["into pinned buffers"]), 1e9))
 else:
-    print(f"{no_gpu}: the copy experiments need a GPU and are skipped.")
-
-# %% tags=["copy-streams"]
-def copy_one(i, y_i, ready=None, timeline=None):
-    """Copy y_i into pinned[i] on the side stream, after the event ``ready`` if given."""
-    if ready is not None:
-        copy_stream.wait_event(ready)  # wait for this product only, not for later ones
-    with torch.cuda.stream(copy_stream), helpers.span(timeline, "copy stream", gpu, "copy"):
-        pinned[i].copy_(y_i, non_blocking=True)
+    print(f"{no_gpu}: the copy experiments need a GPU and are left out.")
 
 
-def run_copy_streams(timeline=None):
-    ys = []
-    for i in range(PRODUCTS):
-        with helpers.span(timeline, "compute stream", gpu, "product"):
-            ys.append(x.mm(x))
-        ready = torch.cuda.Event()
-        ready.record(torch.cuda.current_stream(gpu))  # fires when product i is done
-        copy_one(i, ys[i], ready, timeline)
-    return ys  # keep the results alive until the caller synchronises
+# %% tags=["same-stream"]
+def run_then_copy():
+    ys = run(xs[0])
+    for p, y in zip(pinned, ys):
+        p.copy_(y, non_blocking=True)  # queued behind all the products
+    return ys
 
 
 if gpus:
-    copy_stream = torch.cuda.Stream(gpu)  # a side stream for the copies
-    pinned = [torch.empty(y_i.shape, dtype=y_i.dtype, pin_memory=True) for y_i in y]  # allocated once
-    t_copy_pinned = helpers.measure(lambda: [copy_one(i, y_i) for i, y_i in enumerate(y)],
-                                    [gpu], options.repeats)
-    t_run_copy_streams = helpers.measure(run_copy_streams, [gpu], options.repeats)
-    overlap_eff = overlap_efficiency(t_run, t_copy_pinned, t_run_copy_streams)
-    ys = run_copy_streams()
-    helpers.synchronize([gpu])  # only now may the host read pinned[]
-    copy_matches = all(torch.equal(p.to(gpu), y_i) for p, y_i in zip(pinned, ys))
-    print(f"copy to pinned buffers on a side stream: {seconds(t_copy_pinned)}")
-    print(f"run, copying each result on the side stream: {seconds(t_run_copy_streams)}")
-    print(f"overlap efficiency, max(run, copy) / both: {fraction(overlap_eff)}")
-    print(f"host copies equal the device results: {copy_matches}")
-    report.publish_all({"t_copy_pinned": t_copy_pinned, "t_run_copy_streams": t_run_copy_streams,
-                        "overlap_eff": overlap_eff, "copy_matches": copy_matches})
+    runs = helpers.benchmark({"products alone": lambda: run(xs[0]),
+                              "products, then copies": run_then_copy}, gpu)
+
+# %% tags=["same-stream-harness"]
+if gpus:
+    t_run, t_same = runs.values()
+    t_pinned = copies["into pinned buffers"]
+    overlap_eff_same_stream = overlap_efficiency(median(t_run), median(t_pinned), median(t_same))
+    print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff_same_stream)}")
+    report.publish_timing("t_run", t_run)
+    report.publish_timing("t_run_copy_same_stream", t_same)
+    report.publish("overlap_eff_same_stream", overlap_eff_same_stream)
+
+# %% tags=["side-stream"]
+copy_stream = torch.cuda.Stream(gpu) if gpus else None  # a second queue
+
+
+def run_and_copy(inputs, wait=True):
+    ys = []
+    for a, p in zip(inputs, pinned):
+        ys.append(a.mm(a))  # on the compute stream
+        if wait:  # the copy waits until its product is done
+            copy_stream.wait_event(torch.cuda.current_stream().record_event())
+        with torch.cuda.stream(copy_stream):
+            p.copy_(ys[-1], non_blocking=True)
+    return ys
+
+# %% tags=["side-stream-harness"]
+if gpus:
+    side = helpers.benchmark({"products, copies on a side stream":
+                              lambda: run_and_copy([xs[0]] * len(pinned))}, gpu)
+    (t_side,) = side.values()
+    overlap_eff = overlap_efficiency(median(t_run), median(t_pinned), median(t_side))
+    print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff)}")
+    report.publish_timing("t_run_copy_streams", t_side)
+    report.publish("overlap_eff", overlap_eff)
+
+# %% tags=["check"]
+correct = {}
+if gpus:
+    for wait in (True, False):
+        for p in pinned:
+            p.zero_()  # clear what earlier runs left in the buffers
+        inputs = [torch.rand_like(xs[0]) for _ in pinned]  # distinct data
+        ys = run_and_copy(inputs, wait)
+        torch.cuda.synchronize(gpu)  # only now may the host read pinned
+        correct[wait] = helpers.count_equal(pinned, ys)
+        print(f"wait={wait}: {correct[wait]} of {len(ys)} copies are right")
+
+# %% tags=["check-harness"]
+report.publish_all({"copies_correct": correct.get(True), "copies_correct_no_wait": correct.get(False)})
 
 # %% tags=["timeline-copy"]
 if gpus:
-    run_then_copy()  # untimed: the pinned buffers above took the blocks PyTorch had cached
-    seed, streams = helpers.Timeline([gpu]), helpers.Timeline([gpu])
-    results = run_then_copy(seed)
-    helpers.synchronize([gpu])
-    del results  # give the pinned blocks back before the next version runs
-    results = run_copy_streams(streams)
-    helpers.synchronize([gpu])
-    fig = helpers.draw_timeline({"products, then non_blocking copies on one stream": seed.spans(),
-                                 "copies on a side stream into pinned buffers": streams.spans()},
-                                title=names[0], color_by="label")
-    report.figure(fig, "timeline-copy")
+    inputs = [xs[0]] * len(pinned)
+    one_stream = helpers.copy_spans(inputs, pinned)
+    two_streams = helpers.copy_spans(inputs, pinned, copy_stream)
+    copy_seconds = [s.end - s.start for s in two_streams if s.label == "copy"]
+    link_achieved = rate(ys[0].numel() * ys[0].element_size(), median(copy_seconds), 1e9)
+
+    def localized(spans, lang):
+        return [s._replace(row=text(lang, s.row), label=text(lang, s.label))
+                for s in spans]
+
+    report.figure(lambda lang: helpers.draw_timeline(
+        {text(lang, "one_stream"): localized(one_stream, lang),
+         text(lang, "side_stream"): localized(two_streams, lang)},
+        lang, title=names[0], color_by="label"), "timeline-copy")
 else:
     print(f"{no_gpu}: no copy timeline.")
 
 # %% tags=["limits"]
 if gpus:
-    big, big_host = torch.empty(2**26, device=gpu), torch.empty(2**26, pin_memory=True)  # 256 MiB
-    d2h_gbps = rate(sum(y_i.numel() * y_i.element_size() for y_i in y), t_copy_pinned, 1e9)
-    t_big = helpers.measure(lambda: big_host.copy_(big, non_blocking=True), [gpu], options.repeats)
-    d2h_peak_gbps = rate(big.numel() * big.element_size(), t_big, 1e9)
-    n = max(8192, options.size)  # a large product in the same precision (fp32)
-    a = helpers.rand(n, gpu)
-    tflops_run = rate(matmul_flops(options.size, PRODUCTS), t_run, 1e12)
-    tflops_peak = rate(matmul_flops(n), helpers.measure(lambda: a.mm(a), [gpu], options.repeats), 1e12)
-    d2h_frac, tflops_frac = ratio(d2h_gbps, d2h_peak_gbps), ratio(tflops_run, tflops_peak)
-    print(f"device-to-host copies: {d2h_gbps:.1f} GB/s of {d2h_peak_gbps:.1f} GB/s peak "
-          f"(fraction {fraction(d2h_frac)})")
-    print(f"products: {tflops_run:.1f} TFLOP/s of {tflops_peak:.1f} TFLOP/s at {n}x{n} "
-          f"(fraction {fraction(tflops_frac)})")
-    report.publish_all({"d2h_gbps": d2h_gbps, "d2h_peak_gbps": d2h_peak_gbps, "d2h_frac": d2h_frac,
-                        "tflops_run": tflops_run, "tflops_peak": tflops_peak, "tflops_frac": tflops_frac})
+    peak = helpers.peak_rates(gpu)  # from the hardware, through NVML
+    best = helpers.best_rates(gpu)  # large copies and products, CUDA events
+    achieved = {"link": link_achieved,  # the side stream's copies, overlapped
+                "fp32": matmul_flops(size, 50) / median(t_run) / 1e12}
+    for what, unit in (("link", "GB/s"), ("fp32", "TFLOP/s")):
+        print(f"{what} ({unit}): peak {peak[what]:.1f}, best measured "
+              f"{best[what]:.1f}, achieved {achieved[what]:.1f}")
+
+# %% tags=["limits-harness"]
+if gpus:
+    for what, unit in (("link", "gbps"), ("fp32", "tflops")):
+        best_frac, achieved_frac = ratio(best[what], peak[what]), ratio(achieved[what], peak[what])
+        print(f"{what}: best / peak {helpers.fraction(best_frac)}, "
+              f"achieved / peak {helpers.fraction(achieved_frac)}")
+        report.publish_all({f"{what}_peak_{unit}": peak[what], f"{what}_best_{unit}": best[what],
+                            f"{what}_achieved_{unit}": achieved[what],
+                            f"{what}_best_frac": best_frac, f"{what}_achieved_frac": achieved_frac})
 else:
-    print(f"{no_gpu}: no copy bandwidth or GPU TFLOP/s to compare.")
+    print(f"{no_gpu}: no link or GPU compute rates to compare.")
+
+# %% tags=["finish"]
 figures = report.finish()

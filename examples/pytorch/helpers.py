@@ -283,20 +283,27 @@ def benchmark(cases, devices=(), wait=True, clock="host", per=1, repeats=None, w
 # Sizes --------------------------------------------------------------------
 
 def matmul_rate(device, size, repeats=3):
-    """Measured FLOP/s of one ``size x size`` fp32 product on ``device``."""
+    """Measured FLOP/s of ``size x size`` fp32 products on ``device``.
+
+    Each sample times a few products (about 0.2 GFLOP, at most PRODUCTS); the
+    fastest sample counts, since other work on a shared machine only ever
+    slows a sample down.
+    """
     x = rand(size, device)
-    one = measure({"product": lambda: x.mm(x)}, [device], repeats=repeats)["product"]
-    return matmul_flops(size) / median(one)
+    count = max(1, min(PRODUCTS, int(2e8 // matmul_flops(size))))
+    samples = measure({"products": lambda: [x.mm(x) for _ in range(count)]}, [device],
+                      repeats=repeats)["products"]
+    return matmul_flops(size, count) / min(samples)
 
 
 def cpu_size_for(seconds_target, products, largest):
     """A CPU matrix side whose ``products`` products take about ``seconds_target``.
 
     Measures the CPU's rate at a small size, picks a size, then measures again
-    at that size (the rate depends on the size) and picks once more.
+    at that size (the rate depends on the size) and picks again, twice.
     """
     size = min(largest, 256)
-    for _ in range(2):
+    for _ in range(3):
         size = size_for_time(matmul_rate(cpu(), size), seconds_target, products, largest=largest)
     return size
 
@@ -323,6 +330,16 @@ def choose_size(options, report, device, lane=None, largest=GPU_SIZE):
     return size
 
 
+def cpu_size_like_gpu(gpu, size, lane):
+    """The CPU size whose job takes as long as the GPU's job at ``size``.
+
+    The GPU's rate is measured here; the CPU's in ``lane``'s own thread, with
+    the thread count that the CPU job will have.
+    """
+    t_gpu = matmul_flops(size, PRODUCTS) / matmul_rate(gpu, size)
+    return run_in_lane(lane, lambda: cpu_size_for(t_gpu, PRODUCTS, size))
+
+
 def cpu_threads_next_to_a_gpu():
     """CPU threads for a CPU job next to a GPU job: every core but one, which feeds the GPU."""
     return max(1, cpu_count() - 1)
@@ -331,12 +348,14 @@ def cpu_threads_next_to_a_gpu():
 # Limits -------------------------------------------------------------------
 
 def peak_rates(gpu):
-    """The GPU's theoretical peaks, read from the hardware (common.hardware, NVML)."""
+    """The GPU's theoretical peaks, link in GB/s and fp32 in TFLOP/s, read from the
+    hardware (common.hardware, through NVML); nan where they cannot be read."""
     props = torch.cuda.get_device_properties(gpu)
     found = hardware.gpu_peaks(str(props.uuid), props.multi_processor_count, (props.major, props.minor))
     if found["problem"]:
         print(f"note: no peak from the hardware: {found['problem']}")
-    return {"link": found["link_peak_gbps"], "fp32": found["fp32_peak_tflops"], "found": found}
+    unknown = float("nan")  # printed as nan, published as None
+    return {"link": found["link_peak_gbps"] or unknown, "fp32": found["fp32_peak_tflops"] or unknown}
 
 
 def best_rates(gpu, repeats=3):

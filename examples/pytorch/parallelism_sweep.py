@@ -9,25 +9,27 @@
 """Do small operations gain from parallelism on one device? A size sweep with PyTorch.
 
 For matrix sizes from tiny to large, you measure on one device (a) two
-independent jobs at once against each alone (two CUDA streams on a GPU, two
+independent jobs at once against one alone (two CUDA streams on a GPU, two
 threads on the CPU) and (b), on a GPU, products next to device-to-host copies
 on a side stream. Needs nothing but a CPU; uses the first GPU if there is one.
-By default the GPU sweeps 64 ... --size and the CPU 64 ... min(--size, 1024);
---sizes 64,256,1024 sets the sizes for both; --device gpu sweeps only the GPU.
+The GPU sweeps 64 ... --size (auto: 4000); the CPU sweeps 64 ... the size at
+which one job takes about 0.3 s (at most 1024), or --size if given (at most
+1024). --sizes 64,256,1024 sets the sizes for both; --device gpu sweeps only
+the GPU.
 """
 
 # %% tags=["setup"]
 import torch
 
 import helpers
-from helpers import fraction, seconds
+from common.i18n import text
 from common.keys import PARALLELISM_SWEEP
-from common.options import no_gpu_reason, size_list
+from common.machine import cpu_count
+from common.options import CPU_JOB_SECONDS, no_gpu_reason, size_list
 from common.plots import draw_efficiency
-from common.stats import overlap_efficiency, parallel_efficiency
+from common.stats import median, overlap_efficiency, parallel_efficiency
 
-PRODUCTS = 50  # products per job, as in auto_parallelism
-CPU_LARGEST = 1024  # default largest CPU size: larger ones take long on a CPU
+CPU_LARGEST = 1024  # larger CPU sizes take long
 
 
 def add_sizes(parser):
@@ -42,36 +44,41 @@ def default_sizes(largest):
 options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=add_sizes)
 gpus = helpers.gpus(options.device)
 devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --device gpu: the GPU only
-sizes = {d: options.sizes or default_sizes(min(options.size, CPU_LARGEST) if d.type == "cpu" else options.size)
-         for d in devices}
+helpers.use_cpu_threads(cpu_count())  # one CPU job may use every core, as one GPU job may fill the GPU
+size = helpers.choose_size(options, report, devices[0], lane=0, largest=CPU_LARGEST)
+
+
+def largest(d):
+    """The largest size to sweep on device d."""
+    if d.type == "cuda":
+        return size
+    if options.size == "auto" and d != devices[0]:  # the CPU next to a GPU: its own auto size
+        return helpers.run_in_lane(0, lambda: helpers.cpu_size_for(CPU_JOB_SECONDS, helpers.PRODUCTS,
+                                                                   CPU_LARGEST))
+    return min(size, CPU_LARGEST)
+
+
+sizes = {d: options.sizes or default_sizes(largest(d)) for d in devices}
 if not gpus:
     print(f"{no_gpu_reason(options.device)}: sweeping the CPU only (two jobs = two threads); "
           "the copy overlap needs a GPU.")
 for d in devices:
-    print(f"{helpers.name(d)}: sizes {sizes[d]}, {PRODUCTS} products per job, TF32 off (fp32)")
+    print(f"{helpers.name(d)}: sizes {sizes[d]}, {helpers.PRODUCTS} products per job, TF32 off (fp32)")
 report.publish("devices", [helpers.name(d) for d in devices])
+
 
 # %% tags=["sweep"]
 def run(x):
-    return [x.mm(x) for _ in range(PRODUCTS)]
+    return [x.mm(x) for _ in range(helpers.PRODUCTS)]
 
 
-def one_job(x):
-    """One job; on the CPU in the same worker thread as the first of two jobs."""
-    if x.device.type == "cpu":
-        return helpers.run_concurrently([lambda: run(x)])
-    return run(x)
-
-
-def two_jobs(x, streams):
-    """Two independent jobs at once: one per CUDA stream on a GPU, one per thread on the CPU."""
-    if x.device.type == "cpu":
-        return helpers.run_concurrently([lambda: run(x), lambda: run(x)])
+def two_streams(x, streams):
+    """Two independent jobs at once, one per CUDA stream."""
     results = []
     for stream in streams:
         with torch.cuda.stream(stream):
             results.append(run(x))
-    return results  # kept alive until the caller synchronises
+    return results  # kept alive until the devices are synchronized
 
 
 def copy_all(y, pinned, stream):
@@ -82,19 +89,20 @@ def copy_all(y, pinned, stream):
 
 
 def measure_size(d, n, streams):
-    """One row of the table: device d, matrix size n."""
+    """One row of the table: device d, matrix size n; the cases are timed in turns."""
     x = helpers.rand(n, d)
-    one = helpers.measure(lambda: one_job(x), [d], options.repeats)
-    two = helpers.measure(lambda: two_jobs(x, streams), [d], options.repeats)
-    row = {"one": one, "two": two, "parallel_eff": parallel_efficiency([one, one], two),
-           "copy": None, "both": None, "overlap_eff": None}
-    if d.type == "cuda":
+    if d.type == "cpu":  # each job from its own thread, alone and together
+        cases = {"one": {0: lambda: run(x)}, "two": {0: lambda: run(x), 1: lambda: run(x)}}
+    else:
         y = run(x)  # results to copy, computed once
-        pinned = [torch.empty(y_i.shape, dtype=y_i.dtype, pin_memory=True) for y_i in y]
-        row["copy"] = helpers.measure(lambda: copy_all(y, pinned, streams[1]), [d], options.repeats)
-        row["both"] = helpers.measure(lambda: (run(x), copy_all(y, pinned, streams[1])),
-                                      [d], options.repeats)
-        row["overlap_eff"] = overlap_efficiency(one, row["copy"], row["both"])
+        pinned = [torch.empty(y_i.shape, pin_memory=True) for y_i in y]
+        cases = {"one": lambda: run(x), "two": lambda: two_streams(x, streams),
+                 "copy": lambda: copy_all(y, pinned, streams[1]),
+                 "both": lambda: (run(x), copy_all(y, pinned, streams[1]))}
+    times = {case: median(samples) for case, samples in helpers.measure(cases, [d]).items()}
+    row = {"one": times["one"], "two": times["two"], "copy": times.get("copy"), "both": times.get("both"),
+           "parallel_eff": parallel_efficiency([times["one"]] * 2, times["two"])}
+    row["overlap_eff"] = overlap_efficiency(row["one"], row["copy"], row["both"]) if "copy" in times else None
     return row
 
 
@@ -105,23 +113,33 @@ for d in devices:
           f" {'copy':>10} {'run+copy':>10} {'overlap eff':>12}")
     for n in sizes[d]:
         row = table[d, n] = measure_size(d, n, streams)
-        print(f"{n:>6} {seconds(row['one']):>10} {seconds(row['two']):>12} "
-              f"{fraction(row['parallel_eff']):>13} {seconds(row['copy']):>10} "
-              f"{seconds(row['both']):>10} {fraction(row['overlap_eff']):>12}")
+        print(f"{n:>6} {helpers.seconds(row['one']):>10} {helpers.seconds(row['two']):>12} "
+              f"{helpers.fraction(row['parallel_eff']):>13} {helpers.seconds(row['copy']):>10} "
+              f"{helpers.seconds(row['both']):>10} {helpers.fraction(row['overlap_eff']):>12}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
 report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],
                     "large_parallel_eff": large["parallel_eff"], "small_overlap_eff": small["overlap_eff"],
                     "large_overlap_eff": large["overlap_eff"]})
+cpu = next((d for d in devices if d.type == "cpu"), None)
+report.publish_all({"cpu_small_parallel_eff": table[cpu, sizes[cpu][0]]["parallel_eff"] if cpu else None,
+                    "cpu_large_parallel_eff": table[cpu, sizes[cpu][-1]]["parallel_eff"] if cpu else None})
+
 
 # %% tags=["plot"]
-curves = {}
-for d in devices:
-    kind = "two streams" if d.type == "cuda" else "two threads"
-    curves[f"{helpers.name(d)}: two jobs ({kind})"] = (sizes[d], [table[d, n]["parallel_eff"] for n in sizes[d]])
-    if d.type == "cuda":
-        curves[f"{helpers.name(d)}: products + copies"] = (sizes[d], [table[d, n]["overlap_eff"]
-                                                                       for n in sizes[d]])
-fig = draw_efficiency(curves, title="Parallelism on one device")
-report.figure(fig, "sweep")
+def draw(lang):
+    curves = {}
+    for d in devices:
+        label = helpers.name(d)
+        kind = "two_streams" if d.type == "cuda" else "two_threads"
+        curves[text(lang, kind, device=label)] = (sizes[d], [table[d, n]["parallel_eff"] for n in sizes[d]])
+        if d.type == "cuda":
+            curves[text(lang, "products_copies", device=label)] = (
+                sizes[d], [table[d, n]["overlap_eff"] for n in sizes[d]])
+    return draw_efficiency(curves, lang, title=text(lang, "sweep_title"))
+
+
+report.figure(draw, "sweep")
+
+# %% tags=["finish"]
 figures = report.finish()
