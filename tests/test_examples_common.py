@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 os.environ.setdefault("MPLBACKEND", "Agg")  # draw without a display
 
-from common import keys, options, plots, report, stats, timeline  # noqa: E402
+from common import hardware, i18n, keys, options, plots, report, stats, timeline  # noqa: E402
 from common.machine import device_label  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -30,6 +31,30 @@ def test_median_of_odd_and_even_counts():
     assert isinstance(stats.median([1]), float)
     with pytest.raises(ValueError):
         stats.median([])
+
+
+def test_spread_is_min_and_max():
+    """The spread printed next to every median is the [min, max] of the samples."""
+    assert stats.spread([0.1333, 0.1302, 0.1310]) == [0.1302, 0.1333]
+    assert stats.spread([2]) == [2.0, 2.0]
+    with pytest.raises(ValueError):
+        stats.spread([])
+
+
+def test_slowdown_is_together_over_alone_per_job():
+    """A job slowed down by its company shows it, even when it is not the slowest job."""
+    assert stats.slowdown(0.10, 0.14) == pytest.approx(1.4)
+    assert stats.parallel_efficiency([0.10, 0.20], 0.20) == 1.0  # the efficiency alone hides it
+    assert stats.slowdown(None, 0.14) is None
+
+
+def test_count_equal_finds_a_planted_mismatch():
+    """The copy check counts only the pairs that are equal: one wrong copy makes 49 of 50."""
+    good = [(i, i) for i in range(50)]
+    assert stats.count_equal(good, lambda a, b: a == b) == 50
+    planted = good[:7] + [(7, -1)] + good[8:]
+    assert stats.count_equal(planted, lambda a, b: a == b) == 49
+    assert stats.count_equal([], lambda a, b: True) == 0
 
 
 def test_parallel_efficiency_is_slowest_alone_over_together():
@@ -74,12 +99,15 @@ def test_size_for_time_inverts_the_flop_count():
 # Options -------------------------------------------------------------------
 
 def test_options_defaults_match_the_book():
-    """Without options a script uses the book's problem: size 4000, 5 repeats, auto device."""
+    """Without options a script chooses the size for its device, with 5 repeats, on any device."""
     opts = options.parse_options("Title.", argv=[])
-    assert (opts.size, opts.repeats, opts.device, opts.json, opts.figures) == (4000, 5, "auto", False, None)
+    assert (opts.size, opts.repeats, opts.device, opts.json, opts.figures) == ("auto", 5, "auto", False, None)
+    assert options.parse_options("Title.", argv=["--size", "AUTO"]).size == "auto"
+    assert options.parse_options("Title.", argv=["--size", "64"]).size == 64
+    assert (options.GPU_SIZE, options.CPU_JOB_SECONDS) == (4000, 0.3)
 
 
-@pytest.mark.parametrize("argv", [["--size", "0"], ["--size", "x"], ["--repeats", "-1"],
+@pytest.mark.parametrize("argv", [["--size", "0"], ["--size", "x"], ["--size", "autox"], ["--repeats", "-1"],
                                   ["--device", "tpu"], ["--bogus"]])
 def test_bad_options_exit_2_with_a_message(argv, capsys):
     """A bad value stops with status 2 and says which option is wrong."""
@@ -105,7 +133,7 @@ def test_kernel_reads_example_args(monkeypatch):
     opts = options.parse_options("Title.")
     assert (opts.size, opts.repeats) == (64, 2)
     monkeypatch.delenv("EXAMPLE_ARGS")
-    assert options.parse_options("Title.").size == 4000
+    assert options.parse_options("Title.").size == "auto"
 
 
 def test_fail_is_one_line_and_exit_2(capsys):
@@ -138,9 +166,9 @@ def test_no_gpu_reason_does_not_claim_a_missing_gpu_when_asked_for_cpu():
 # Report ----------------------------------------------------------------------
 
 def make_report(**kw):
-    defaults = dict(size=64, repeats=2, json=False, figures=None)
+    defaults = dict(size="auto", repeats=2, json=False, figures=None)
     defaults.update(kw)
-    return report.Report(argparse.Namespace(**defaults), keys=["a", "b"])
+    return report.Report(argparse.Namespace(**defaults), keys=["a", "t_b"])
 
 
 def test_publish_keeps_plain_values_only():
@@ -157,26 +185,180 @@ def test_publish_keeps_plain_values_only():
         rep.publish("bad", {"x": 1})
 
 
+def test_a_key_is_published_once():
+    """A second value for a key (e.g. 'size' from --size and again from the script) is refused:
+    the book would glue two different figures under one name."""
+    rep = make_report()
+    rep.publish("size", 64)
+    with pytest.raises(ValueError, match="'size' is published twice"):
+        rep.publish("size", 64)
+    with pytest.raises(ValueError, match="'repeats' is published twice"):
+        rep.publish("repeats", 2)
+
+
+def test_publish_timing_gives_the_median_and_the_spread():
+    """A timing is glued as its median, and its [min, max] under key_spread."""
+    rep = make_report()
+    rep.publish_timing("t_b", [0.3, 0.1, 0.2, 10.0])
+    assert rep.values["t_b"] == 0.25 and rep.values["t_b_spread"] == [0.1, 10.0]
+    rep.publish_timing("t_c", None)
+    assert rep.values["t_c"] is None and rep.values["t_c_spread"] is None
+
+
 def test_finish_publishes_none_for_missing_keys_and_json_is_the_only_output(capsys):
-    """With --json the script prints one JSON object: its keys, size and repeats, nothing else."""
+    """With --json the script prints one JSON object: its keys, spreads, size and repeats, nothing else."""
     rep = make_report(json=True)
     print("this line must not reach stdout")
     rep.publish("a", 1.25)
+    rep.publish("size", 64)
     values = rep.finish()
     out = capsys.readouterr().out
     assert out.count("\n") == 1
-    assert json.loads(out) == values == {"size": 64, "repeats": 2, "a": 1.25, "b": None}
+    assert json.loads(out) == values == {"size": 64, "repeats": 2, "a": 1.25, "t_b": None,
+                                         "t_b_spread": None}
 
 
 def test_formatting():
+    """Every printed timing is its median with its spread, in s or below a millisecond in µs."""
+    assert report.timing([0.1310, 0.1302, 0.1333]) == "0.1310 s [0.1302-0.1333]"
+    assert report.timing([45.2e-6, 44.9e-6, 46.0e-6]) == "45.2 µs [44.9-46.0]"
+    assert report.timing([]) == "n/a" and report.timing(None) == "n/a"
     assert report.seconds(0.13101) == "0.1310 s" and report.seconds(None) == "n/a"
+    assert report.seconds(2.5e-5) == "25.0 µs"
     assert report.fraction(0.969) == "0.97" and report.fraction(None) == "n/a"
     assert device_label("cuda:0", "NVIDIA H200") == "cuda:0 (NVIDIA H200)"
 
 
-def test_keys_have_no_duplicates():
-    for names in (keys.AUTO_PARALLELISM, keys.ASYNC_COMPUTATION, keys.PARALLELISM_SWEEP):
-        assert len(names) == len(set(names)) and "devices" in names
+# The contract between the scripts and the book: the keys of the plan, both frameworks.
+CONTRACT = {
+    "ASYNC_COMPUTATION": "devices steps t_queue t_done t_item t_numpy t_str t_sync step_size t_step_issue "
+                         "t_step_gpu t_read_each_step t_read_once speedup_read_once",
+    "AUTO_PARALLELISM": "mode n_gpus devices products cpu_threads job_sizes t_alone_0 t_alone_1 t_together "
+                        "parallel_eff slowdown_0 slowdown_1 t_copy_fresh t_copy_pageable t_copy_pinned "
+                        "copy_gbps t_run t_run_copy_same_stream overlap_eff_same_stream t_run_copy_streams "
+                        "overlap_eff copies_correct copies_correct_no_wait link_peak_gbps link_best_gbps "
+                        "link_achieved_gbps link_best_frac link_achieved_frac fp32_peak_tflops "
+                        "fp32_best_tflops fp32_achieved_tflops fp32_best_frac fp32_achieved_frac",
+    "PARALLELISM_SWEEP": "devices sweep_sizes small_parallel_eff large_parallel_eff small_overlap_eff "
+                         "large_overlap_eff cpu_small_parallel_eff cpu_large_parallel_eff",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACT))
+def test_keys_are_the_contract(name):
+    """Each example publishes exactly the contract's keys, each timing with its spread."""
+    names = getattr(keys, name)
+    assert names == CONTRACT[name].split() and len(set(names)) == len(names)
+    everything = keys.published(names)
+    assert len(set(everything)) == len(everything)
+    assert {"size", "repeats"} <= set(everything)
+    timings = [k for k in names if k.startswith("t_")]
+    assert all(f"{k}_spread" in everything for k in timings)
+    assert bool(timings) == (name != "PARALLELISM_SWEEP")
+    assert not any(f"{k}_spread" in everything for k in names if not k.startswith("t_"))
+
+
+# Hardware peaks, with a fake NVML ----------------------------------------------
+
+class FakeNvml:
+    """Answers like pynvml for a machine with two GPUs; the H200 is the second one."""
+    NVML_CLOCK_SM = 1
+
+    def __init__(self, generation=5, width=16, clock=1980, fail_init=False):
+        self.gpus = [{"uuid": b"GPU-aaaaaaaa-0000", "gen": 4, "width": 8, "clock": 1000},
+                     {"uuid": "GPU-58A5F1B5-1111", "gen": generation, "width": width, "clock": clock}]
+        self.fail_init, self.open = fail_init, False
+
+    def nvmlInit(self):
+        if self.fail_init:
+            raise RuntimeError("NVML Shared Library Not Found")
+        self.open = True
+
+    def nvmlShutdown(self):
+        self.open = False
+
+    def nvmlDeviceGetCount(self):
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return self.gpus[i]
+
+    def nvmlDeviceGetUUID(self, handle):
+        return handle["uuid"]
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle):
+        return handle["gen"]
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, handle):
+        return handle["width"]
+
+    def nvmlDeviceGetMaxClockInfo(self, handle, clock):
+        assert clock == self.NVML_CLOCK_SM
+        return handle["clock"]
+
+
+def test_peaks_are_read_from_the_hardware():
+    """PCIe 5.0 x16 is 63.0 GB/s per direction; 132 SMs x 128 x 2 x 1.98 GHz is 66.9 TFLOP/s."""
+    nvml = FakeNvml()
+    found = hardware.gpu_peaks("58a5f1b5-1111", 132, (9, 0), nvml=nvml)
+    assert found["problem"] is None and not nvml.open
+    assert (found["pcie_generation"], found["pcie_width"], found["max_sm_clock_mhz"]) == (5, 16, 1980)
+    assert found["link_peak_gbps"] == pytest.approx(63.0, abs=0.05)
+    assert found["fp32_peak_tflops"] == pytest.approx(66.9, abs=0.05)
+    other = hardware.gpu_peaks("GPU-AAAAAAAA-0000", 108, (8, 0), nvml=nvml)  # bytes UUID, by UUID not index
+    assert other["link_peak_gbps"] == pytest.approx(15.75, abs=0.01)
+    assert other["fp32_peak_tflops"] == pytest.approx(108 * 64 * 2 * 1.0e9 / 1e12)
+    assert hardware.pcie_gbps(3, 16) == pytest.approx(15.75, abs=0.01)
+
+
+@pytest.mark.parametrize("nvml, uuid, capability, problem", [
+    (FakeNvml(), "GPU-ffff", (9, 0), "no GPU with the UUID"),
+    (FakeNvml(fail_init=True), "58a5f1b5-1111", (9, 0), "NVML: NVML Shared Library Not Found"),
+    (FakeNvml(generation=9), "58a5f1b5-1111", (9, 0), "unknown PCIe generation 9"),
+    (FakeNvml(), "58a5f1b5-1111", (1, 0), "compute capability (1, 0)"),
+])
+def test_a_peak_that_cannot_be_read_is_none_with_a_reason(nvml, uuid, capability, problem):
+    """No invented peak: without NVML or for an unknown GPU the peak is None and the reason is given."""
+    found = hardware.gpu_peaks(uuid, 132, capability, nvml=nvml)
+    assert problem in found["problem"]
+    assert found["link_peak_gbps"] is None or found["fp32_peak_tflops"] is None
+    assert not nvml.open
+
+
+def test_missing_nvidia_ml_py_is_reported(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    found = hardware.gpu_peaks("58a5f1b5-1111", 132, (9, 0))
+    assert found["problem"] == "nvidia-ml-py (pynvml) is not installed" and found["link_peak_gbps"] is None
+
+
+# Languages ---------------------------------------------------------------------
+
+def test_turkish_numbers_have_a_decimal_comma():
+    assert i18n.number(0.25, "tr") == "0,25" and i18n.number(0.25, "en") == "0.25"
+    assert i18n.number(66.908, "tr", ".1f") == "66,9"
+    assert set(i18n.TEXTS["en"]) == set(i18n.TEXTS["tr"])
+    assert i18n.text("tr", "time_s") == "zaman (sn)"
+    assert i18n.text("tr", "two_streams", device="cuda:0") == "cuda:0: iki iş (iki akış)"
+
+
+def test_figure_is_drawn_in_every_language_with_its_metadata(tmp_path, monkeypatch):
+    """In a kernel each language's PNG is one output whose metadata book_language picks the book."""
+    import IPython.display
+    shown, drawn = [], []
+    rep = make_report(figures=str(tmp_path))
+    monkeypatch.setattr(report, "in_kernel", lambda: True)
+    monkeypatch.setattr(IPython.display, "display", lambda data, raw, metadata: shown.append((data, metadata)))
+
+    def draw(lang):
+        drawn.append(lang)
+        return plots.draw_efficiency({"x": ([64, 256], [0.5, 0.9])}, lang)
+
+    paths = rep.figure(draw, "sweep")
+    assert drawn == ["en", "tr"]
+    assert [m for _, m in shown] == [{"book_language": "en"}, {"book_language": "tr"}]
+    assert all(base64.b64decode(d["image/png"]).startswith(PNG) for d, _ in shown)
+    assert paths == [tmp_path / "sweep.en.png", tmp_path / "sweep.tr.png"]
+    assert paths[1].read_bytes().startswith(PNG) and paths[0].read_bytes() != paths[1].read_bytes()
 
 
 # Drawing ---------------------------------------------------------------------
@@ -192,9 +374,15 @@ def test_timeline_draws_a_png(tmp_path):
     late_first = [timeline.Span("cpu 1", 0.0, 1.0), timeline.Span("cpu 0", 0.0, 1.1)]
     fig2 = timeline.draw_timeline({"alone": spans, "together": late_first})
     assert [t.get_text() for t in fig2.axes[1].get_yticklabels()] == ["cpu 0", "cpu 1"], "same row order"
-    path = make_report(figures=str(tmp_path / "figs")).figure(fig, "timeline-devices")
-    assert path == tmp_path / "figs" / "timeline-devices.png"
-    assert path.read_bytes().startswith(PNG) and path.stat().st_size > 2000
+    tr = timeline.draw_timeline({"alone": spans}, "tr")
+    assert tr.axes[-1].get_xlabel() == "zaman (sn)"
+    tr.canvas.draw()
+    assert [t.get_text() for t in tr.axes[0].get_yticklabels()] == ["cpu 0", "cpu 1"], "rows keep their names"
+    assert any("," in t.get_text() for t in tr.axes[0].get_xticklabels()), "decimal comma in Turkish"
+    paths = make_report(figures=str(tmp_path / "figs")).figure(lambda lang: timeline.draw_timeline(
+        {"alone": spans}, lang), "timeline-devices")
+    assert paths[0] == tmp_path / "figs" / "timeline-devices.en.png"
+    assert paths[0].read_bytes().startswith(PNG) and paths[0].stat().st_size > 2000
     fig = timeline.draw_timeline({"one stream": [timeline.Span("s", 0, 1, "product"),
                                                  timeline.Span("s", 1, 2, "copy")]}, color_by="label")
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["product", "copy"]
@@ -206,20 +394,23 @@ def test_efficiency_plot_skips_missing_points(tmp_path):
     fig = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9]), "cpu": ([64, 256], [None, 0.6])})
     lines = [line for line in fig.axes[0].get_lines() if line.get_label() in ("gpu", "cpu")]
     assert [len(line.get_xdata()) for line in lines] == [2, 1]
-    path = make_report(figures=str(tmp_path)).figure(fig, "sweep")
-    assert path.read_bytes().startswith(PNG)
+    assert fig.axes[0].get_ylabel() == "efficiency"
+    tr = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9])}, "tr")
+    tr.canvas.draw()
+    assert tr.axes[0].get_ylabel() == "verim"
+    assert "0,4" in [t.get_text() for t in tr.axes[0].get_yticklabels()]
 
 
 def test_in_turns_times_every_case_once_per_round():
-    """Cases are timed in turns (a, b, a, b, ...) after one warm-up each, and each gets its own median."""
+    """Cases are timed in turns (a, b, a, b, ...) after a warm-up round, and each keeps its own samples."""
     calls = []
 
-    def fake_measure_all(job, devices, repeats, warmup):
-        calls.append((job(), repeats, warmup))
-        return [float(len(calls))] * repeats
+    def time_once(case):
+        calls.append(case)
+        return float(len(calls))
 
-    medians = stats.in_turns(fake_measure_all, {"a": (lambda: "a", []), "b": (lambda: "b", [])}, repeats=3)
-    assert calls[:2] == [("a", 0, 1), ("b", 0, 1)]
-    assert [job for job, _, _ in calls[2:]] == ["a", "b"] * 3
-    assert all(repeats == 1 and warmup == 0 for _, repeats, warmup in calls[2:])
-    assert medians == {"a": 5.0, "b": 6.0}
+    samples = stats.in_turns(time_once, {"a": "A", "b": "B"}, repeats=3)
+    assert calls == ["A", "B"] + ["A", "B"] * 3
+    assert samples == {"a": [3.0, 5.0, 7.0], "b": [4.0, 6.0, 8.0]}
+    calls.clear()
+    assert stats.in_turns(time_once, {"a": "A"}, repeats=2, warmup=0) == {"a": [1.0, 2.0]}
