@@ -28,8 +28,8 @@ from mxnet import gluon, np, npx
 from mxnet.gluon import nn
 from common.hybridize import CHAIN, SMALL, STEPS, sweep_option
 from common.keys import HYBRIDIZE
-from common.report import seconds, timing
-from common.stats import in_turns, median, parallel_efficiency, speedup
+from common.report import seconds
+from common.stats import median, parallel_efficiency, speedup
 
 npx.set_np()
 # SymbolBlock.imports warns that it cannot infer the input's type; the input sets it.
@@ -41,17 +41,14 @@ print(f"device: {helpers.name(device)}")
 if not gpus:
     print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
 report.publish("devices", [helpers.name(device)])
-size = helpers.choose_size(options.size, device, CHAIN)  # auto: 50 products ~ 0.3 s
-print(f"size: {size}")
-report.publish("size", size)
+size = helpers.choose_size(options, report, device)
 w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
 folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
 
 
-def timed(key, label, job):
-    """Time job (the median and spread are printed), publish it; return the median."""
-    samples = helpers.measure_all(job, [device], options.repeats)
-    print(f"{label}: {timing(samples)}")
+def timed(key, label, job, **how):
+    """helpers.benchmark one job (it prints), publish it as key; return the median."""
+    samples = helpers.benchmark({label: job}, [device], **how)[label]
     report.publish_timing(key, samples)
     return median(samples)
 
@@ -129,25 +126,21 @@ graph.hybridize(static_alloc=True, static_shape=True)
 y_graph = graph(y0, w)  # the first call builds the graph; later calls reuse it
 
 # %% tags=["graph-harness"]
-def issue_times(job):
-    """Seconds until job() returns, before its queued work is done, per step."""
-    times = []
-    for _ in range(options.repeats):
-        helpers.synchronize([device])
-        begin = time.perf_counter()
-        job()
-        times.append((time.perf_counter() - begin) / STEPS)
-    helpers.synchronize([device])
-    return times
-
-
-t_loop_eager = timed("t_loop_eager", "imperative loop", lambda: loop(y0, w))
-t_loop_graph = timed("t_loop_graph", "hybridized loop", lambda: graph(y0, w))
-frontend = issue_times(lambda: loop(y0, w))
-print(f"per step, frontend (imperative): {timing(frontend)}")
-print("per step, engine: not separable from the frontend on CPU contexts")
-report.publish_timing("t_step_frontend", frontend)
-report.publish_all({"speedup_graph": speedup(t_loop_eager, t_loop_graph),
+eager, replay = (lambda: loop(y0, w)), (lambda: graph(y0, w))
+t = helpers.benchmark({"imperative loop": eager, "hybridized loop": replay}, [device])
+report.publish_timing("t_loop_eager", t["imperative loop"])
+report.publish_timing("t_loop_graph", t["hybridized loop"])
+step = {**helpers.benchmark({"per step, frontend (imperative)": eager}, [device],
+                            wait=False, per=STEPS),
+        **helpers.benchmark({"per step, engine (imperative)": eager,
+                             "per step, engine (hybridized)": replay},
+                            [device], clock="gpu", per=STEPS)}
+for key, label in [("t_step_frontend", "per step, frontend (imperative)"),
+                   ("t_step_backend", "per step, engine (imperative)"),
+                   ("t_step_backend_graph", "per step, engine (hybridized)")]:
+    report.publish_timing(key, step[label])
+report.publish_all({"speedup_graph": speedup(median(t["imperative loop"]),
+                                             median(t["hybridized loop"])),
                     "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
 
 # %% tags=["reduce-overhead"]
@@ -158,9 +151,9 @@ print("MXNet: hybridize(static_alloc=True, static_shape=True) above is the "
 
 
 # %% tags=["streams"]
-def two_streams(jobs, contexts):
-    """Queue each job on its own context; the engine may run them at once."""
-    return [job(ctx) for job, ctx in zip(jobs, contexts)]
+def two_streams(jobs):
+    """Queue every job; the engine runs jobs on different contexts at once."""
+    return [job() for job in jobs]
 
 
 # %% tags=["streams-harness"]
@@ -168,13 +161,12 @@ class Chain(Loop):  # one job: CHAIN products of an n x n matrix, each with a ta
     steps = CHAIN
 
 
-def chain(n, contexts, hybridized):
-    """The job on its own inputs in each context, imperative or hybridized."""
-    block = Chain()
+def chain(n, ctx, hybridized):
+    """One job on ctx, with its own block and inputs, imperative or hybridized."""
+    block, y, w_job = Chain(), helpers.rand(n, ctx), helpers.rand(n, ctx) / n
     if hybridized:
         block.hybridize(static_alloc=True, static_shape=True)
-    inputs = {ctx: (helpers.rand(n, ctx), helpers.rand(n, ctx) / n) for ctx in contexts}
-    return lambda ctx: block(*inputs[ctx])
+    return lambda: block(y, w_job)
 
 
 contexts = [helpers.cpu(0), helpers.cpu(1)]  # each CPU context has its own engine workers
@@ -182,10 +174,10 @@ effs = {"eager": [], "graph": []}
 for n in options.sweep:
     cases = {}
     for mode in effs:
-        job = chain(n, contexts, mode == "graph")
-        cases[f"{mode}_alone"] = lambda job=job: job(contexts[0])
-        cases[f"{mode}_both"] = lambda job=job: two_streams([job, job], contexts)
-    t = in_turns(lambda case: helpers.measure_all(case, contexts, 1, 0)[0], cases, options.repeats)
+        jobs = [chain(n, ctx, mode == "graph") for ctx in contexts]
+        cases[f"{mode}_alone"] = jobs[0]
+        cases[f"{mode}_both"] = lambda jobs=jobs: two_streams(jobs)
+    t = helpers.measure(cases, contexts)
     for mode in effs:
         effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
                                               median(t[f"{mode}_both"])))
