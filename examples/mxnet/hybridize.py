@@ -13,7 +13,7 @@ when it turns a HybridBlock into one graph for the engine, how export() saves
 that graph (a symbol file and the parameters), and whether two small jobs on
 two contexts run side by side once each is a graph. MXNet 1.9.1 has no GPU
 kernels for new GPUs, so this twin runs on CPU contexts and says so; it has
-no CUDA graphs to show. --size n: the GELU input is an n x n matrix.
+no CUDA graphs to show. --size n|auto: the GELU input is an n x n matrix.
 """
 
 # %% tags=["setup"]

@@ -13,7 +13,7 @@ You learn what the interpreter costs per operation, what torch.compile
 and what the compilation costs, how torch.export saves a whole graph, how a
 CUDA graph replays a captured loop of kernels with one launch, and whether two
 streams of small jobs run side by side once they are captured as one graph.
---size n: the GELU input is an n x n matrix. torch.compile needs a C++
+--size n|auto: the GELU input is an n x n matrix. torch.compile needs a C++
 compiler on the CPU. CUDA graphs need a GPU: without one the script says so
 and skips them.
 """
