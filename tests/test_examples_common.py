@@ -216,6 +216,7 @@ def test_finish_publishes_none_for_missing_keys_and_json_is_the_only_output(caps
     assert out.count("\n") == 1
     assert json.loads(out) == values == {"size": 64, "repeats": 2, "a": 1.25, "t_b": None,
                                          "t_b_spread": None}
+    assert list(json.loads(out)) == ["a", "t_b", "t_b_spread", "size", "repeats"], "the contract's order"
 
 
 def test_formatting():

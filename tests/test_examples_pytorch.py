@@ -2,7 +2,10 @@
 
 Every script is started once per case, all cases at the same time (the torch
 import dominates), and the tests check what a reader sees: the labels, the
-honest CPU messages, the --json object, exit status 2 for bad options, PNGs.
+honest CPU messages, medians with their spread, the --json object, exit status
+2 for bad input and for --device gpu without a GPU, the figures in both
+languages, and the notebook the book is recorded from. The GPU code paths are
+tested on a GPU by tests/test_gpu.py.
 """
 
 from __future__ import annotations
@@ -12,53 +15,64 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
-TIME = r"\d+\.\d{4} s"
+sys.path.insert(0, str(ROOT / "examples"))
+from common import keys  # noqa: E402
 
-# The published keys, as the contract between the scripts and the book fixes them.
-ALWAYS = {"size", "repeats", "devices"}
-DOCUMENTED = {
-    "auto_parallelism": ALWAYS | {
-        "mode", "n_gpus", "lanes", "products", "t_alone_0", "t_alone_1", "t_alone_max", "t_together",
-        "parallel_eff", "t_run", "t_copy_pageable", "t_copy_nonblocking", "t_run_copy_nonblocking",
-        "overlap_eff_seed", "t_copy_pinned", "t_run_copy_streams", "overlap_eff", "copy_matches",
-        "d2h_gbps", "d2h_peak_gbps", "d2h_frac", "tflops_run", "tflops_peak", "tflops_frac"},
-    "async_computation": ALWAYS | {
-        "t_enqueue", "t_complete", "t_wait_item", "t_wait_numpy", "t_wait_print", "t_wait_sync",
-        "t_sync_each_step", "t_sync_once", "speedup_sync_once"},
-    "parallelism_sweep": ALWAYS | {
-        "sweep_sizes", "small_parallel_eff", "large_parallel_eff", "small_overlap_eff", "large_overlap_eff"},
-}
-GPU_ONLY = ["t_run", "t_copy_pageable", "t_copy_nonblocking", "t_run_copy_nonblocking", "overlap_eff_seed",
-            "t_copy_pinned", "t_run_copy_streams", "overlap_eff", "copy_matches", "d2h_gbps",
-            "d2h_peak_gbps", "d2h_frac", "tflops_run", "tflops_peak", "tflops_frac"]
+TIME = r"\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\]"  # median [min-max]
+PNG = b"\x89PNG"
+DOCUMENTED = {name: set(keys.published(getattr(keys, constant))) for name, constant in (
+    ("auto_parallelism", "AUTO_PARALLELISM"), ("async_computation", "ASYNC_COMPUTATION"),
+    ("parallelism_sweep", "PARALLELISM_SWEEP"))}
+GPU_ONLY = {k for k in DOCUMENTED["auto_parallelism"]
+            if k.startswith(("t_copy", "t_run", "copy", "overlap", "link", "fp32"))}
+# The cells the book shows, with the contract's tags; they must stay short and plain.
+SHOWN = {"async_computation": ["queue", "blockers", "frontend", "read-once"],
+         "auto_parallelism": ["jobs", "together", "copies", "same-stream", "side-stream", "check", "limits"]}
+HIDDEN = {"async_computation": ["setup", "finish"],
+          "auto_parallelism": ["setup", "timeline-devices", "timeline-copy", "finish"],
+          "parallelism_sweep": ["setup", "sweep", "plot", "finish"]}
+NOTEBOOK = """
+import sys, nbformat, nbclient, jupytext
+nb = jupytext.read(sys.argv[1])
+nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                        resources={"metadata": {"path": sys.argv[2]}}).execute()
+nbformat.write(nb, sys.argv[3])
+"""
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}  # no GPU for torch, even on a machine with one
 
 CASES = {
-    "auto": ["auto_parallelism", "--size", "48", "--repeats", "3", "--device", "cpu", "--figures", "{tmp}/auto"],
-    "auto_json": ["auto_parallelism", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
-    "auto_gpu": ["auto_parallelism", "--device", "gpu", "--size", "8"],
-    "async": ["async_computation", "--size", "48", "--repeats", "3", "--device", "cpu"],
-    "async_json": ["async_computation", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
-    "async_oom": ["async_computation", "--size", "2000000", "--device", "cpu"],
-    "sweep": ["parallelism_sweep", "--sizes", "32,64", "--repeats", "3", "--device", "cpu",
+    "auto": ["auto_parallelism.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--figures", "{tmp}/auto"],
+    "auto_json": ["auto_parallelism.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
+    "auto_gpu": ["auto_parallelism.py", "--device", "gpu", "--size", "8"],
+    "auto_bad": ["auto_parallelism.py", "--size", "0"],
+    "async": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu"],
+    "async_auto": ["async_computation.py", "--repeats", "1", "--device", "cpu"],
+    "async_json": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
+    "async_oom": ["async_computation.py", "--size", "2000000", "--device", "cpu"],
+    "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu",
               "--figures", "{tmp}/sweep"],
-    "sweep_json": ["parallelism_sweep", "--sizes", "32,64", "--repeats", "3", "--device", "cpu", "--json"],
-    "sweep_bad": ["parallelism_sweep", "--sizes", "64,x"],
+    "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu", "--json"],
+    "sweep_bad": ["parallelism_sweep.py", "--sizes", "64,x"],
+    "notebook": ["-c", NOTEBOOK, str(SCRIPTS / "auto_parallelism.py"), str(SCRIPTS), "{tmp}/auto.ipynb"],
 }
 # Cases whose efficiencies are checked: they must not share the CPU with the others.
 TIMED = ["auto_json", "sweep_json"]
 
 
 def start(args, tmp):
-    script, *options = args
-    env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1")
+    env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", **NO_GPU)
     env.pop("EXAMPLE_ARGS", None)
-    return subprocess.Popen([sys.executable, f"{script}.py", *[o.format(tmp=tmp) for o in options]],
+    if args[0] == "-c":  # the notebook: options from EXAMPLE_ARGS, the kernel's own backend
+        env.update(EXAMPLE_ARGS="--size 48 --repeats 2 --device cpu")
+        env.pop("MPLBACKEND")
+    return subprocess.Popen([sys.executable, *[a.replace("{tmp}", str(tmp)) for a in args]],
                             cwd=SCRIPTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -76,7 +90,7 @@ def runs(tmp_path_factory):
         done[name] = (proc.returncode, out, err, tmp)
     procs = {name: start(args, tmp) for name, args in CASES.items() if name not in TIMED}
     for name, proc in procs.items():
-        out, err = proc.communicate(timeout=300)
+        out, err = proc.communicate(timeout=600)
         done[name] = (proc.returncode, out, err, tmp)
     return done
 
@@ -88,29 +102,33 @@ def ok(runs, name):
 
 
 def efficiencies_in_range(values, names):
-    return all(values[k] is None or 0 < values[k] <= 1.05 for k in names)
+    return all(values[k] is None or 0 < values[k] <= 2 for k in names)
 
 
 def rerun_json(name):
     """One more run when a timing looks impossible: a busy machine can upset one measurement."""
-    args = [a for a in CASES[name] if "{tmp}" not in a]
-    out, _ = start(args, "").communicate(timeout=300)
+    out, _ = start(CASES[name], "").communicate(timeout=300)
     return json.loads(out)
 
 
 def test_auto_parallelism_says_what_ran_where(runs):
-    """Without a GPU the reader is told so, sees two CPU lanes named by model, and no GPU figure."""
+    """Without a GPU the reader is told so, sees two CPU jobs named by model, and no GPU figure."""
     out, tmp = ok(runs, "auto")
-    assert "--device cpu: two CPU jobs in two threads" in out
-    assert "TF32 is off" in out
-    for lane in (0, 1):
-        assert re.search(rf"^cpu thread {lane} \(.+\) alone: {TIME}$", out, re.M), out
-    assert re.search(rf"^all 2 lanes together: {TIME}$", out, re.M)
+    assert "--device cpu: two CPU jobs in two threads" in out and "TF32 is off" in out
+    assert "size: 48 (--size)" in out
+    for job in (0, 1):
+        assert re.search(rf"^cpu thread {job} \(.+\): 50 products of 48x48$", out, re.M), out
+        assert re.search(rf"^cpu thread {job} \(.+\) alone: ({TIME})$", out, re.M), out
+        assert re.search(rf"^  job {job} finished after ({TIME})$", out, re.M), out
+    assert re.search(rf"^both together: ({TIME})$", out, re.M)
     assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    assert "the copy experiments need a GPU and are skipped" in out
+    assert re.search(r"^slowdown of each job, its time together / alone: cpu thread 0 \(.+\) \d+\.\d\d, "
+                     r"cpu thread 1 \(.+\) \d+\.\d\d$", out, re.M)
+    assert "the copy experiments need a GPU and are left out" in out
     assert "cuda" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
-    assert (tmp / "auto" / "timeline-devices.png").read_bytes().startswith(b"\x89PNG")
-    assert not (tmp / "auto" / "timeline-copy.png").exists()
+    for lang in ("en", "tr"):
+        assert (tmp / "auto" / f"timeline-devices.{lang}.png").read_bytes().startswith(PNG)
+    assert not list((tmp / "auto").glob("timeline-copy*"))
 
 
 def test_auto_parallelism_json(runs):
@@ -120,14 +138,21 @@ def test_auto_parallelism_json(runs):
     values = json.loads(out)
     assert set(values) == DOCUMENTED["auto_parallelism"]
     assert (values["mode"], values["n_gpus"], values["products"], values["size"]) == ("cpu", 0, 50, 48)
-    assert len(values["lanes"]) == 2 and all(lane.startswith("cpu") for lane in values["lanes"])
-    assert all(values[k] is None for k in GPU_ONLY)
-    assert 0 < values["t_alone_0"] <= values["t_alone_max"] and values["t_together"] > 0
-    assert values["t_alone_max"] == max(values["t_alone_0"], values["t_alone_1"])
-    if not efficiencies_in_range(values, ["parallel_eff"]):
+    assert values["job_sizes"] == [48, 48] and values["cpu_threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert len(values["devices"]) == 1 and values["devices"][0].startswith("cpu (")
+    assert all(values[k] is None for k in GPU_ONLY), {k: values[k] for k in GPU_ONLY if values[k] is not None}
+    for key in ("t_alone_0", "t_alone_1", "t_together"):
+        low, high = values[f"{key}_spread"]
+        assert 0 < low <= values[key] <= high
+    assert values["parallel_eff"] == pytest.approx(max(values["t_alone_0"], values["t_alone_1"])
+                                                   / values["t_together"])
+
+    def sane(values):
+        return efficiencies_in_range(values, ["parallel_eff"]) and all(
+            0.1 < values[k] < 10 for k in ("slowdown_0", "slowdown_1"))
+    if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
         values = rerun_json("auto_json")
-    assert efficiencies_in_range(values, ["parallel_eff"]), values
-    assert values["parallel_eff"] == pytest.approx(values["t_alone_max"] / values["t_together"])
+    assert sane(values), values
 
 
 def test_async_computation_is_honest_about_the_cpu(runs):
@@ -135,11 +160,13 @@ def test_async_computation_is_honest_about_the_cpu(runs):
     out, _ = ok(runs, "async")
     assert re.search(r"^device: cpu \(.+\); TF32 is off", out, re.M)
     assert "eager PyTorch runs each operation before the call returns" in out
-    for label in ["queue the work \\(Python returns\\)", "until the work is done", "wait in \\.item\\(\\)",
-                  "wait in \\.cpu\\(\\)\\.numpy\\(\\)", "wait in print\\(\\)", "wait in synchronize",
-                  "read a scalar every step", "read once at the end"]:
-        assert re.search(rf"^{label}: {TIME}$", out, re.M), label
-    assert re.search(r"^speedup of reading once: \d+\.\d\dx$", out, re.M)
+    for label in ["Python returns after", "the work is done after", r"work, then \.item\(\)",
+                  r"work, then \.cpu\(\)\.numpy\(\)", r"work, then str\(\)", "work, then synchronize",
+                  "Python issues one step", "the device runs one step",
+                  "read every step", "read once at the end"]:
+        assert re.search(rf"^{label}: ({TIME})$", out, re.M), label
+    assert re.search(r"^reading once is \d+\.\d\d times as fast$", out, re.M)
+    assert "CPU: Python runs each step itself" in out
     assert "cuda" not in out and "tensor(" not in out
 
 
@@ -148,20 +175,38 @@ def test_async_computation_json(runs):
     values = json.loads(out)
     assert set(values) == DOCUMENTED["async_computation"]
     assert values["devices"][0].startswith("cpu (")
-    assert all(values[k] > 0 for k in DOCUMENTED["async_computation"] - ALWAYS - {"t_wait_sync"})
-    assert values["t_enqueue"] <= values["t_complete"]
-    assert values["speedup_sync_once"] == pytest.approx(values["t_sync_each_step"] / values["t_sync_once"])
+    assert (values["size"], values["repeats"], values["steps"], values["step_size"]) == (48, 3, 200, 48)
+    timings = [k for k in values if k.startswith("t_") and not k.endswith("_spread")]
+    assert len(timings) == 10 and all(values[k] > 0 for k in timings)
+    assert all(values[f"{k}_spread"][0] <= values[k] <= values[f"{k}_spread"][1] for k in timings)
+    assert values["speedup_read_once"] == pytest.approx(values["t_read_each_step"] / values["t_read_once"])
+
+
+def auto_size_and_job_time(out):
+    (size,) = re.findall(r"^size: (\d+) \(--size auto: one job takes about 0\.3 s on this CPU\)$", out, re.M)
+    return int(size), float(re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M).group(1))
+
+
+def test_size_auto_on_the_cpu_is_chosen_by_timing(runs):
+    """--size auto (the default) picks, on the CPU, the size at which one job takes about 0.3 s,
+    prints it once and uses it. The bounds are loose (a shared machine's load changes rates
+    many times over), but a broken choice, such as the smallest or the largest size, fails them."""
+    size, t_job = auto_size_and_job_time(ok(runs, "async_auto")[0])
+    if not 0.01 <= t_job <= 9.0:  # one more run, alone, before judging
+        out, _ = start(CASES["async_auto"], "").communicate(timeout=300)
+        size, t_job = auto_size_and_job_time(out)
+    assert 16 < size < 4000 and 0.01 <= t_job <= 9.0, (size, t_job)
 
 
 def test_parallelism_sweep_table_and_plot(runs):
-    """The sweep prints one row per size and saves the efficiency plot."""
+    """The sweep prints one row per size and saves the efficiency plot in both languages."""
     out, tmp = ok(runs, "sweep")
-    assert "--device cpu: sweeping the CPU only" in out
+    assert "--device cpu: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
     assert re.search(r"size +one job +two at once +parallel eff", out)
     for n in (32, 64):
-        assert re.search(rf"^ +{n} +{TIME} +{TIME} +\d+\.\d\d +n/a +n/a +n/a$", out, re.M), out
+        assert re.search(rf"^ +{n} +\d+\.\d+ (s|µs) +\d+\.\d+ (s|µs) +\d+\.\d\d +n/a +n/a +n/a$", out, re.M), out
     assert "cuda" not in out
-    assert (tmp / "sweep" / "sweep.png").read_bytes().startswith(b"\x89PNG")
+    assert (tmp / "sweep" / "sweep.en.png").read_bytes() != (tmp / "sweep" / "sweep.tr.png").read_bytes()
 
 
 def test_parallelism_sweep_json(runs):
@@ -170,29 +215,28 @@ def test_parallelism_sweep_json(runs):
     assert set(values) == DOCUMENTED["parallelism_sweep"]
     assert values["sweep_sizes"] == [32, 64]
     assert values["small_overlap_eff"] is None and values["large_overlap_eff"] is None
+    assert values["cpu_small_parallel_eff"] == values["small_parallel_eff"]
     names = ["small_parallel_eff", "large_parallel_eff"]
     if not efficiencies_in_range(values, names):
         values = rerun_json("sweep_json")
     assert efficiencies_in_range(values, names) and values["small_parallel_eff"] is not None, values
 
 
-def test_bad_options_exit_2(runs):
-    """A bad option stops with status 2 and a message naming it, before any work.
-
-    (Every script parses with common.options, whose errors the unit tests cover case by case.)
-    """
-    status, out, err, _ = runs["sweep_bad"]
+@pytest.mark.parametrize("name, option", [("sweep_bad", "--sizes"), ("auto_bad", "--size")])
+def test_bad_options_exit_2(runs, name, option):
+    """A bad option stops with status 2 and a message naming it, before any work."""
+    status, out, err, _ = runs[name]
     assert status == 2 and out == ""
-    assert "error: argument --sizes" in err and "Traceback" not in err
+    assert f"error: argument {option}" in err and "Traceback" not in err
 
 
-def test_device_gpu_without_a_gpu_exits_2(runs):
-    """--device gpu never silently runs on the CPU."""
+def test_device_gpu_without_a_gpu_fails(runs):
+    """--device gpu never silently runs on the CPU: without a GPU it stops with status 2 and one line.
+    (The case hides any GPU from torch, so this holds on every machine.)"""
     status, out, err, _ = runs["auto_gpu"]
-    if status == 0 and "GPU" in out:
-        pytest.skip("this machine has a GPU")
-    assert status == 2
-    assert err.strip().count("\n") == 0 and "--device gpu: no usable GPU" in err
+    assert status == 2, (out, err)
+    assert err.strip().count("\n") == 0 and "error: --device gpu: no usable GPU" in err
+    assert "use --device cpu or --device auto" in err and "products" not in out
 
 
 def test_out_of_memory_is_one_line(runs):
@@ -200,7 +244,38 @@ def test_out_of_memory_is_one_line(runs):
     status, _, err, _ = runs["async_oom"]
     assert status == 2, err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
-    assert "out of memory" in err and "try a smaller --size" in err
+    assert "out of memory" in err and "at --size 2000000" in err and "try a smaller --size" in err
+
+
+def test_executes_as_a_notebook(runs):
+    """In a kernel: options from EXAMPLE_ARGS, the contract's tags, each value glued once
+    ('size' too), and every figure once per language with its book_language metadata."""
+    _, tmp = ok(runs, "notebook")
+    cells = json.loads((tmp / "auto.ipynb").read_text())["cells"]
+    tags = [t for c in cells for t in c.get("metadata", {}).get("tags", [])]
+    assert set(SHOWN["auto_parallelism"] + HIDDEN["auto_parallelism"]) <= set(tags)
+    outputs = {t: c["outputs"] for c in cells for t in c.get("metadata", {}).get("tags", [])}
+    figures = [o for o in outputs["timeline-devices"] if "image/png" in o.get("data", {})]
+    assert [o["metadata"]["book_language"] for o in figures] == ["en", "tr"]
+    glued = [o["metadata"]["scrapbook"]["name"] for c in cells for o in c["outputs"]
+             if "scrapbook" in o.get("metadata", {})]
+    assert len(glued) == len(set(glued)), sorted(k for k in glued if glued.count(k) > 1)
+    assert set(glued) == DOCUMENTED["auto_parallelism"]
+    assert any("50 products of 48x48" in "".join(o.get("text", "")) for o in outputs["jobs"])
+    assert not any(o["output_type"] == "error" for c in cells for o in c["outputs"])
+
+
+@pytest.mark.parametrize("script", sorted(HIDDEN))
+def test_cells_have_the_contracts_tags_and_shown_cells_are_short(script):
+    """The book shows the tagged cells: each at most 12 lines of at most 79 columns."""
+    jupytext = pytest.importorskip("jupytext")
+    cells = jupytext.read(SCRIPTS / f"{script}.py").cells
+    tagged = {t: c.source for c in cells for t in c.metadata.get("tags", [])}
+    assert set(SHOWN.get(script, []) + HIDDEN[script]) <= set(tagged)
+    for tag in SHOWN.get(script, []):
+        lines = tagged[tag].splitlines()
+        assert len(lines) <= 12 and max(map(len, lines)) <= 79, (tag, len(lines), max(map(len, lines)))
+        assert "report." not in tagged[tag] and "publish" not in tagged[tag], tag
 
 
 # The PyTorch helpers, in this process ---------------------------------------
@@ -212,35 +287,112 @@ def helpers():
     return module
 
 
-def test_run_concurrently_runs_jobs_at_once_and_keeps_order(helpers):
-    """Two CPU jobs really overlap (each waits for the other) and their results keep their order."""
-    import threading
+def test_copy_check_counts_a_planted_mismatch(helpers):
+    """The check behind 'N of 50 copies are right' fails for a copy that differs in one element."""
+    import torch
+    results = [torch.full((4, 4), float(i)) for i in range(50)]
+    hosts = [r.clone() for r in results]
+    assert helpers.count_equal(hosts, results) == 50
+    hosts[17][2, 3] += 1
+    assert helpers.count_equal(hosts, results) == 49
+    assert helpers.count_equal([torch.zeros(4, 4)] * 50, results) == 1  # cleared buffers match only zeros
+
+
+def test_benchmark_prints_medians_with_spread_and_times_in_turns(helpers, capsys):
+    """Each case warms up once, then the cases take turns; each prints its median [min-max]."""
+    order = []
+    samples = helpers.benchmark({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+                                "cpu", repeats=3)
+    assert order == ["a", "b"] * 4
+    assert list(samples) == ["a", "b"] and all(len(s) == 3 and min(s) >= 0 for s in samples.values())
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == ["a", "b"]
+    assert all(re.fullmatch(rf"[ab]: ({TIME})", line) for line in out), out
+    per = helpers.measure({"x": lambda: sum(range(1000))}, "cpu", per=1000, repeats=2)["x"]
+    assert all(0 < t < 1e-3 for t in per)
+
+
+def test_jobs_of_a_case_run_at_once_each_in_its_own_thread(helpers, capsys):
+    """Jobs of one case start together (each waits for the other), a job always runs in the same
+    thread alone and together, and each job's own finish time is kept."""
     both = threading.Barrier(2, timeout=10)
-    assert helpers.run_concurrently([lambda: both.wait() * 0 + 1, lambda: both.wait() * 0 + 2]) == [1, 2]
-    assert helpers.run_concurrently([]) == []
+    threads = {0: set(), 1: set()}
+
+    def job(lane):
+        def run():
+            threads[lane].add(threading.get_ident())
+            if len(case_lanes) == 2:
+                both.wait()
+        return run
+
+    case_lanes = []
+    cases = {"alone 1": {1: job(1)}, "together": [job(0), job(1)]}
+
+    def time_case(name):
+        case_lanes[:] = list(cases[name]) if isinstance(cases[name], dict) else [0, 1]
+        return helpers.measure({name: cases[name]}, "cpu", repeats=2)[name]
+
+    alone = time_case("alone 1")
+    together = time_case("together")
+    assert len(threads[1]) == 1 and len(threads[0]) == 1 and threads[0] != threads[1]
+    assert threading.get_ident() not in threads[0] | threads[1]
+    assert set(together.lanes) == {0, 1} and all(len(v) == 2 for v in together.lanes.values())
+    assert all(t <= total for lane in together.lanes.values() for t, total in zip(lane, together))
+    assert alone.lanes.keys() == {1}
 
 
-def test_run_concurrently_reraises_a_job_error(helpers):
+def test_error_in_a_job_is_raised(helpers):
     def broken():
         raise MemoryError("job 1")
     with pytest.raises(MemoryError, match="job 1"):
-        helpers.run_concurrently([lambda: 1, broken])
+        helpers.measure({"x": [lambda: 1, broken]}, "cpu", repeats=1)
 
 
-def test_measure_reports_the_median_after_warm_up(helpers):
-    calls = []
-    times = helpers.measure_all(lambda: calls.append(1), ["cpu"], repeats=3, warmup=2)
-    assert len(calls) == 5 and len(times) == 3 and all(t >= 0 for t in times)
+def test_cpu_threads_are_fixed_in_every_lane(helpers):
+    """A CPU job runs with the fixed thread count in its own thread too."""
+    import torch
+    before = torch.get_num_threads()
+    try:
+        helpers.use_cpu_threads(2)
+        assert helpers.run_in_lane(5, torch.get_num_threads) == 2  # the lane's thread exists now
+        helpers.use_cpu_threads(1)
+        assert helpers.run_in_lane(5, torch.get_num_threads) == 1
+        assert helpers.cpu_threads_next_to_a_gpu() == max(1, len(os.sched_getaffinity(0)) - 1)
+    finally:
+        helpers.use_cpu_threads(before)
+
+
+def test_choose_size_publishes_once_and_times_the_cpu_in_the_lanes_thread(helpers, monkeypatch, capsys):
+    """--size N is used as given; auto is 4000 on a GPU and timed on the CPU in the job's own thread."""
+    import argparse
+    import torch
+    from common.report import Report
+
+    def report():
+        return Report(argparse.Namespace(repeats=1), keys=[])
+
+    rep = report()
+    assert helpers.choose_size(argparse.Namespace(size=48), rep, "cpu") == 48 and rep.values["size"] == 48
+    with pytest.raises(ValueError, match="published twice"):
+        helpers.choose_size(argparse.Namespace(size=48), rep, "cpu")
+    auto = argparse.Namespace(size="auto")
+    assert helpers.choose_size(auto, report(), torch.device("cuda", 0)) == 4000
+    seen = []
+    monkeypatch.setattr(helpers, "cpu_size_for", lambda t, n, largest: seen.append(
+        (threading.current_thread().name, t, n, largest)) or 272)
+    assert helpers.choose_size(auto, report(), "cpu", lane=3, largest=1024) == 272
+    assert seen[0][0].startswith("lane3") and seen[0][1:] == (0.3, 50, 1024)
+    assert "size: 272 (--size auto: one job takes about 0.3 s on this CPU)" in capsys.readouterr().out
 
 
 def test_timeline_records_cpu_spans_on_one_clock(helpers):
     timeline = helpers.Timeline(["cpu"])
-    with helpers.span(timeline, "cpu thread 0", "cpu", "run"):
+    with timeline.span("cpu thread 0", "cpu", "run"):
         pass
-    with helpers.span(None, "ignored", "cpu"):
-        pass
-    (span,) = timeline.spans()
-    assert span.row == "cpu thread 0" and span.label == "run" and 0 <= span.end - span.start < 1
+    assert timeline.wrap("cpu thread 1", "cpu", lambda: 7)() == 7
+    first, second = timeline.spans()
+    assert (first.row, first.label, second.row) == ("cpu thread 0", "run", "cpu thread 1")
+    assert 0 <= first.end - first.start < 1 and first.end <= second.start
 
 
 def test_out_of_memory_errors_are_recognised(helpers):
@@ -253,3 +405,15 @@ def test_out_of_memory_errors_are_recognised(helpers):
 def test_cpu_is_named_by_model_and_gpus_respect_device_cpu(helpers):
     assert helpers.name("cpu").startswith("cpu (") and helpers.name("cpu", 1).startswith("cpu thread 1 (")
     assert helpers.gpus("cpu") == []
+
+
+def test_synchronize_waits_for_every_listed_gpu(helpers, monkeypatch):
+    """torch.cuda.synchronize() alone waits only for the current GPU: the helper names each GPU."""
+    import torch
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append(device))
+    helpers.synchronize([torch.device("cuda", 0), "cpu", torch.device("cuda", 1)])
+    assert calls == [torch.device("cuda", 0), torch.device("cuda", 1)]
+    calls.clear()
+    helpers.synchronize(torch.device("cuda", 1))
+    assert calls == [torch.device("cuda", 1)]

@@ -137,12 +137,16 @@ class Report:
         return paths
 
     def finish(self) -> Dict[str, Any]:
-        """Publish None for keys never published; with --json print the one JSON object."""
+        """Publish None for keys never published; return every value in the order of the keys
+        (then any others); with --json print them as the one JSON object."""
         for key in self.keys:
             if key not in self.values:
                 self.publish(key, None)
+        # The contract's order, whatever order the script published in, so the twins' objects match.
+        ordered = {key: self.values[key] for key in self.keys}
+        ordered.update((key, value) for key, value in self.values.items() if key not in ordered)
         if self.json and self._stdout is not None:
             sys.stdout, self._stdout = self._stdout, None  # drop what was printed meanwhile
-            print(json.dumps(self.values))
+            print(json.dumps(ordered))
             sys.stdout.flush()
-        return dict(self.values)
+        return ordered

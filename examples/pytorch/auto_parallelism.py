@@ -47,7 +47,7 @@ names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(dev
 print("TF32 is off: every product is fp32.")
 size = helpers.choose_size(options, report, devices[0], lane=0)
 sizes = [size, helpers.cpu_size_like_gpu(gpu, size, lane=1) if mode == "gpu+cpu" else size]
-report.publish_all({"mode": mode, "n_gpus": len(gpus), "devices": sorted(set(names)),
+report.publish_all({"mode": mode, "n_gpus": len(gpus), "devices": sorted({helpers.name(d) for d in devices}),
                     "products": helpers.PRODUCTS, "cpu_threads": cpu_threads, "job_sizes": sizes})
 
 

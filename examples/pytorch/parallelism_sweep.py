@@ -25,7 +25,7 @@ import helpers
 from common.i18n import text
 from common.keys import PARALLELISM_SWEEP
 from common.machine import cpu_count
-from common.options import CPU_JOB_SECONDS, no_gpu_reason, size_list
+from common.options import CPU_JOB_SECONDS, GPU_SIZE, no_gpu_reason, size_list
 from common.plots import draw_efficiency
 from common.stats import median, overlap_efficiency, parallel_efficiency
 
@@ -45,20 +45,21 @@ options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=add_si
 gpus = helpers.gpus(options.device)
 devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --device gpu: the GPU only
 helpers.use_cpu_threads(cpu_count())  # one CPU job may use every core, as one GPU job may fill the GPU
-size = helpers.choose_size(options, report, devices[0], lane=0, largest=CPU_LARGEST)
 
 
 def largest(d):
-    """The largest size to sweep on device d."""
+    """The largest size to sweep on device d: --size (on the CPU at most CPU_LARGEST), or for
+    --size auto 4000 on a GPU and on the CPU the size at which one job takes about 0.3 s."""
+    if options.size != "auto":
+        return options.size if d.type == "cuda" else min(options.size, CPU_LARGEST)
     if d.type == "cuda":
-        return size
-    if options.size == "auto" and d != devices[0]:  # the CPU next to a GPU: its own auto size
-        return helpers.run_in_lane(0, lambda: helpers.cpu_size_for(CPU_JOB_SECONDS, helpers.PRODUCTS,
-                                                                   CPU_LARGEST))
-    return min(size, CPU_LARGEST)
+        return GPU_SIZE
+    return helpers.run_in_lane(0, lambda: helpers.cpu_size_for(CPU_JOB_SECONDS, helpers.PRODUCTS, CPU_LARGEST))
 
 
 sizes = {d: options.sizes or default_sizes(largest(d)) for d in devices}
+print(f"size: {max(sizes[devices[0]])} (the largest size swept on {helpers.name(devices[0])})")
+report.publish("size", max(sizes[devices[0]]))
 if not gpus:
     print(f"{no_gpu_reason(options.device)}: sweeping the CPU only (two jobs = two threads); "
           "the copy overlap needs a GPU.")

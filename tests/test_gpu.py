@@ -1,0 +1,194 @@
+"""The PyTorch examples' GPU code, run on a machine with an NVIDIA GPU (`make test-gpu`).
+
+`make test` deselects these tests (marker ``gpu``); on a GPU machine they fail,
+never skip, when something is wrong, including when CUDA is missing. They cover
+what the CPU tests cannot: the side-stream copies and their event wait (a
+mis-ordered variant must be caught), the synchronization of the GPUs, the
+timelines from CUDA events, the pinned buffers, the peaks read through NVML,
+and the one-line out-of-memory message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from statistics import median
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+SCRIPTS = Path(__file__).resolve().parents[1] / "examples" / "pytorch"
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(scope="module")
+def torch():
+    import torch as module
+    assert module.cuda.is_available(), "the GPU tests need a CUDA GPU (run `make test-gpu` on a GPU machine)"
+    return module
+
+
+@pytest.fixture(scope="module")
+def helpers(torch):
+    sys.path.insert(0, str(SCRIPTS))
+    import helpers as module
+    return module
+
+
+@pytest.fixture(scope="module")
+def gpu(torch):
+    return torch.device("cuda", 0)
+
+
+def hold(torch, seconds):
+    """Keep the current stream of the current GPU busy for about ``seconds`` (a spin kernel)."""
+    torch.cuda._sleep(int(seconds * 2e9))
+
+
+@pytest.fixture(scope="module")
+def auto(helpers, tmp_path_factory):
+    """auto_parallelism.py run in this process at its default size; returns its globals."""
+    argv = sys.argv
+    sys.argv = ["auto_parallelism.py", "--json", "--repeats", "2",
+                "--figures", str(tmp_path_factory.mktemp("figures"))]
+    try:
+        return runpy.run_path(str(SCRIPTS / "auto_parallelism.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+
+
+def run_script(*args):
+    return subprocess.run([sys.executable, *args], cwd=SCRIPTS, capture_output=True, text=True,
+                          timeout=600, env=dict(os.environ, MPLBACKEND="Agg"))
+
+
+def test_side_stream_copies_are_right_and_the_no_wait_variant_is_caught(auto):
+    """The script's own check: 50 of 50 host copies are right with the event wait."""
+    assert auto["correct"][True] == len(auto["pinned"]) == 50
+    assert auto["correct"][False] < 50  # copies run ahead of the products they read
+    assert auto["figures"]["copies_correct"] == 50
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_run_and_copy_orders_each_copy_after_its_product(auto, helpers, torch, wait):
+    """The book's run_and_copy, with its products held back: with the event wait every copy is
+    right; without it every copy reads a result that is not written yet, and the check says so."""
+    gpu, pinned = auto["gpu"], auto["pinned"]
+    for p in pinned:
+        p.zero_()
+    inputs = [torch.rand_like(auto["xs"][0]) for _ in pinned]  # distinct data, not in any buffer
+    torch.cuda.synchronize(gpu)
+    with torch.cuda.device(gpu):
+        hold(torch, 0.3)  # the compute stream starts the products late; the copy stream is free
+        ys = auto["run_and_copy"](inputs, wait)
+    torch.cuda.synchronize(gpu)
+    assert helpers.count_equal(pinned, ys) == (len(pinned) if wait else 0)
+
+
+def test_pinned_and_pageable_buffers(auto, torch):
+    """The pinned buffers are pinned and the pageable ones are not; copies into pinned memory are
+    the fastest of the three cases."""
+    assert all(p.is_pinned() for p in auto["pinned"])
+    assert not any(p.is_pinned() for p in auto["pageable"])
+    fresh, pageable, pinned = (median(s) for s in auto["copies"].values())
+    assert pinned < pageable and pinned < fresh
+
+
+def test_published_gpu_figures_are_consistent(auto):
+    """Every GPU figure is measured; no measured rate exceeds the hardware's peak; the side stream
+    overlaps better than the single stream."""
+    values = auto["figures"]
+    assert values["mode"] in ("gpu+cpu", "multi-gpu") and values["size"] == 4000
+    assert all(v is not None for k, v in values.items() if k not in ("cpu_threads",)), \
+        [k for k, v in values.items() if v is None]
+    for what in ("link", "fp32"):
+        assert 0.2 < values[f"{what}_best_frac"] <= 1.02, values
+        assert 0.1 < values[f"{what}_achieved_frac"] <= 1.02, values
+    assert values["overlap_eff"] > values["overlap_eff_same_stream"]
+    assert values["slowdown_0"] > 0 and values["slowdown_1"] > 0
+
+
+def test_peaks_are_read_through_nvml(helpers, gpu):
+    """nvidia-ml-py is installed and the GPU's link and fp32 peaks are read from it."""
+    import pynvml  # noqa: F401 (the book's limits need it)
+    peak = helpers.peak_rates(gpu)
+    assert 1 < peak["link"] < 1000 and 1 < peak["fp32"] < 1000, peak
+
+
+def test_synchronize_waits_for_every_gpu(helpers, torch):
+    """helpers.synchronize(devices) returns only when the work queued on every GPU is done."""
+    gpus = helpers.gpus("gpu")
+    done = []
+    for device in gpus:
+        with torch.cuda.device(device):
+            hold(torch, 0.05)
+            done.append(torch.cuda.current_stream().record_event())
+    helpers.synchronize(gpus)
+    assert all(event.query() for event in done)
+
+
+def test_benchmark_waits_for_the_gpu_and_the_gpu_clock_leaves_out_the_frontend(helpers, torch, gpu):
+    """wait=True times the GPU's work, wait=False only the queueing; clock='gpu' times the work
+    itself, without the gaps of a frontend that issues slower than the GPU runs."""
+    def sleep():
+        hold(torch, 0.05)
+
+    waited = median(helpers.measure({"x": sleep}, gpu, repeats=3)["x"])
+    queued = median(helpers.measure({"x": sleep}, gpu, wait=False, repeats=3)["x"])
+    on_gpu = median(helpers.measure({"x": sleep}, gpu, clock="gpu", repeats=3)["x"])
+    assert waited >= 0.02 and queued < 0.01 and 0.02 <= on_gpu <= waited * 1.1 + 0.002
+    small = torch.rand(64, 64, device=gpu)
+
+    def loop():
+        return [small.mm(small) for _ in range(200)]
+
+    host = median(helpers.measure({"x": loop}, gpu, repeats=3)["x"])
+    own = median(helpers.measure({"x": loop}, gpu, clock="gpu", repeats=3)["x"])
+    assert own < host
+
+
+def test_timelines_come_from_cuda_events(helpers, torch, gpu):
+    """A span is when the GPU ran the work, not when Python queued it; one stream runs in order."""
+    timeline = helpers.Timeline([gpu])
+    with torch.cuda.device(gpu):
+        for label in ("first", "second"):
+            with timeline.span("stream", gpu, label):
+                hold(torch, 0.02)
+    first, second = timeline.spans()
+    assert first.end - first.start >= 0.01 and second.end - second.start >= 0.01
+    assert second.start >= first.end - 1e-4
+
+
+def test_copy_timeline_overlaps_only_with_the_side_stream(auto, helpers):
+    """On one stream the copies start after the last product; on the side stream they overlap."""
+    inputs = [auto["xs"][0]] * len(auto["pinned"])
+    one = helpers.copy_spans(inputs, auto["pinned"])
+    two = helpers.copy_spans(inputs, auto["pinned"], auto["copy_stream"])
+    last_product = max(s.end for s in one if s.label == "product")
+    assert all(s.start >= last_product - 1e-4 for s in one if s.label == "copy")
+    products = [s for s in two if s.label == "product"]
+    copies = [s for s in two if s.label == "copy"]
+    assert len(copies) == 50 and any(c.start < p.end and p.start < c.end for c in copies for p in products)
+
+
+def test_async_example_queues_on_the_gpu():
+    """On a GPU the 50 products are queued in a fraction of the time they take, and .item() waits."""
+    done = run_script("async_computation.py", "--json", "--repeats", "3")
+    assert done.returncode == 0, done.stderr
+    values = json.loads(done.stdout)
+    assert values["devices"][0].startswith("cuda:0") and values["size"] == 4000
+    assert values["t_queue"] < 0.5 * values["t_done"]
+    assert values["t_item"] > 0.5 * values["t_done"]
+    assert values["t_step_gpu"] > 0 and values["t_step_issue"] > 0
+
+
+def test_out_of_memory_on_the_gpu_is_one_line():
+    """A size that does not fit into GPU memory ends with one line naming --size, no traceback."""
+    done = run_script("async_computation.py", "--size", "300000", "--device", "gpu")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    assert "out of memory on the GPU at --size 300000" in done.stderr and "try a smaller --size" in done.stderr
