@@ -76,7 +76,6 @@ def loop(read_every_step=False):
             total.item()  # a Python number: waits for this step
     return total
 
-
 issue = helpers.benchmark({"Python issues one step": loop}, device,
                           wait=False, per=steps)
 run = helpers.benchmark({"the device runs one step": loop}, device,

@@ -98,13 +98,15 @@ report.figure(lambda lang: helpers.draw_timeline(
 # %% tags=["copies"]
 if gpus:
     ys = run(xs[0])  # 50 results on the GPU to copy
-    pageable = [np.empty(y.shape, ctx=npx.cpu()) for y in ys]  # allocated once
-    pinned = [np.empty(y.shape, ctx=npx.cpu_pinned()) for y in ys]  # and pinned
+    pageable = [np.empty(y.shape) for y in ys]  # allocated once, on cpu()
+    pinned = [np.empty(y.shape, ctx=npx.cpu_pinned()) for y in ys]
     copies = helpers.benchmark({
-        "fresh .copyto(npx.cpu())":  # from MXNet's memory pool after the first run
+        "fresh .copyto(npx.cpu())":  # new arrays, from MXNet's pool
             lambda: [y.copyto(npx.cpu()) for y in ys],
-        "into pageable buffers": lambda: [y.copyto(p) for p, y in zip(pageable, ys)],
-        "into pinned buffers": lambda: [y.copyto(p) for p, y in zip(pinned, ys)],
+        "into pageable buffers":
+            lambda: [y.copyto(p) for p, y in zip(pageable, ys)],
+        "into pinned buffers":
+            lambda: [y.copyto(p) for p, y in zip(pinned, ys)],
     }, gpu, repeats=3)
 
 # %% tags=["copies-harness"]

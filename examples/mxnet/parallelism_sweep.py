@@ -23,7 +23,7 @@ sets the sizes for both; --device gpu sweeps only the GPU.
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from mxnet import np, npx
 from common.keys import PARALLELISM_SWEEP
-from common.options import CPU_JOB_SECONDS, size_list
+from common.options import CPU_JOB_SECONDS, GPU_SIZE, size_list
 from common.plots import draw_efficiency
 from common.stats import median, overlap_efficiency, parallel_efficiency
 
@@ -42,19 +42,21 @@ def default_sizes(largest):
 options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=add_sizes)
 gpus = helpers.gpus(options.device)
 devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --device gpu: the GPU only
-size = helpers.choose_size(options, report, devices[0], largest=CPU_LARGEST)
 
 
 def largest(d):
-    """The largest size to sweep on device d."""
+    """The largest size to sweep on device d: --size (on the CPU at most CPU_LARGEST), or for
+    --size auto 4000 on a GPU and on the CPU the size at which one job takes about 0.3 s."""
+    if options.size != "auto":
+        return options.size if d in gpus else min(options.size, CPU_LARGEST)
     if d in gpus:
-        return size
-    if options.size == "auto" and d != devices[0]:  # the CPU next to a GPU: its own auto size
-        return helpers.cpu_size_for(CPU_JOB_SECONDS, helpers.PRODUCTS, CPU_LARGEST)
-    return min(size, CPU_LARGEST)
+        return GPU_SIZE
+    return helpers.cpu_size_for(CPU_JOB_SECONDS, helpers.PRODUCTS, CPU_LARGEST, d)
 
 
 sizes = {d: options.sizes or default_sizes(largest(d)) for d in devices}
+print(f"size: {max(sizes[devices[0]])} (the largest size swept on {helpers.name(devices[0])})")
+report.publish("size", max(sizes[devices[0]]))
 if not gpus:
     print(f"{helpers.no_gpu_reason(options.device)}: sweeping the CPU only (two jobs = the contexts "
           "cpu(0) and cpu(1)); the copy overlap needs a GPU.")
