@@ -73,3 +73,17 @@ def localize_axis(axis, lang: str) -> None:
     axis.set_major_formatter(FuncFormatter(lambda value, _pos: number(value, lang)))
 
 # Texts of further examples follow below.
+TEXTS["en"].update({
+    "time_ms": "time (ms)",
+    "hybridize_title": "Two jobs of {n}x{n} products on two streams of one GPU",
+    "hybridize_eager": "eager: one Python thread queues both jobs",
+    "hybridize_graph": "one CUDA graph: both jobs launched at once",
+    "hybridize_stream": "stream {i}",
+})
+TEXTS["tr"].update({
+    "time_ms": "zaman (ms)",
+    "hybridize_title": "Bir GPU'nun iki akışında {n}x{n} çarpımlardan oluşan iki iş",
+    "hybridize_eager": "anında yürütme: tek Python iş parçacığı iki işi kuyruğa ekler",
+    "hybridize_graph": "tek CUDA çizgesi: iki iş birlikte başlatılır",
+    "hybridize_stream": "akış {i}",
+})

@@ -45,3 +45,11 @@ def published(keys) -> list:
     return keys + [spread_key(k) for k in keys if is_timing(k)] + ALWAYS
 
 # Keys of further examples follow below.
+HYBRIDIZE = [
+    "devices", "t_eager", "t_compile", "t_compiled", "speedup_compiled", "breakeven_calls",
+    "export_files", "export_matches", "t_loop_eager", "t_loop_graph", "t_step_frontend",
+    "t_step_backend", "t_step_backend_graph", "speedup_graph", "graph_matches",
+    "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff",
+    "graph_parallel_eff", "small_size", "small_eager_eff", "small_graph_eff", "large_size",
+    "large_eager_eff", "large_graph_eff", "streams_graph_matches",
+]

@@ -1,0 +1,194 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+"""Compilers and interpreters with MXNet: HybridBlock, hybridize() and export().
+
+You learn what the interpreter costs per operation, what hybridize() changes
+when it turns a HybridBlock into one graph for the engine, how export() saves
+that graph (a symbol file and the parameters), and whether two small jobs on
+two contexts run side by side once each is a graph. MXNet 1.9.1 has no GPU
+kernels for new GPUs, so this twin runs on CPU contexts and says so; it has
+no CUDA graphs to show. --size n|auto: the GELU input is an n x n matrix.
+"""
+
+# %% tags=["setup"]
+import json
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
+from mxnet import gluon, np, npx
+from mxnet.gluon import nn
+from common.hybridize import CHAIN, SMALL, STEPS, sweep_option
+from common.keys import HYBRIDIZE
+from common.report import seconds
+from common.stats import median, parallel_efficiency, speedup
+
+npx.set_np()
+# SymbolBlock.imports warns that it cannot infer the input's type; the input sets it.
+warnings.filterwarnings("ignore", message="Cannot decide type")
+options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option([16, 64, 256]))
+gpus = helpers.gpus(options.device)
+device = gpus[0] if gpus else helpers.cpu()
+print(f"device: {helpers.name(device)}")
+if not gpus:
+    print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
+report.publish("devices", [helpers.name(device)])
+size = helpers.choose_size(options, report, device)
+w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
+folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
+
+
+def timed(key, label, job, **how):
+    """helpers.benchmark one job (it prints), publish it as key; return the median."""
+    samples = helpers.benchmark({label: job}, [device], **how)[label]
+    report.publish_timing(key, samples)
+    return median(samples)
+
+
+def first_call(key, job):
+    """Time one call of job() (it builds the graph), its work included; print, publish."""
+    begin = time.perf_counter()
+    job()
+    helpers.synchronize([device])
+    took = time.perf_counter() - begin
+    print(f"first call (builds the graph): {seconds(took)}")
+    report.publish_timing(key, [took])
+    return took
+
+
+# %% tags=["imperative"]
+class GELU(nn.HybridBlock):  # tanh approximation: nine elementwise operations
+    def hybrid_forward(self, F, x):
+        inner = 0.7978845608 * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1.0 + F.np.tanh(inner))
+
+
+gelu = GELU()
+x = helpers.rand(size, device)
+t_eager = timed("t_eager", "imperative, one operation at a time",
+                lambda: gelu(x))
+
+# %% tags=["compile"]
+compiled = GELU()
+compiled.hybridize(static_alloc=True, static_shape=True)  # graph on 1st call
+t_compile = first_call("t_compile", lambda: compiled(x))
+t_compiled = timed("t_compiled", "hybridized, one graph", lambda: compiled(x))
+print("same result:", bool(np.allclose(compiled(x), gelu(x), atol=1e-5)))
+
+# %% tags=["compile-harness"]
+speedup_compiled = speedup(t_eager, t_compiled)
+saved = t_eager - t_compiled
+breakeven_calls = round(t_compile / saved) if saved > 0 else None
+print(f"speedup of the hybridized block: {speedup_compiled:.2f}x")
+print(f"calls until hybridizing pays off: {breakeven_calls or 'never'}")
+report.publish_all({"speedup_compiled": speedup_compiled, "breakeven_calls": breakeven_calls})
+
+# %% tags=["export"]
+net = nn.HybridSequential()
+net.add(nn.Dense(SMALL, in_units=SMALL), nn.Activation("tanh"))
+net.initialize(ctx=device)
+net.hybridize()
+sample = np.random.uniform(size=(1, SMALL), ctx=device)
+net(sample)  # export() saves the graph of the last hybridized call
+net.export(str(folder / "net"))  # net-symbol.json and net-0000.params
+nodes = json.loads((folder / "net-symbol.json").read_text())["nodes"]
+print("operators:", [n["op"] for n in nodes if n["op"] != "null"])
+loaded = gluon.SymbolBlock.imports(str(folder / "net-symbol.json"), ["data"],
+                                   str(folder / "net-0000.params"), ctx=device)
+print("same result:", bool(np.allclose(loaded(sample), net(sample))))
+
+# %% tags=["export-harness"]
+print("files:", sorted(p.name for p in folder.iterdir()))
+report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
+                    "export_matches": bool(np.allclose(loaded(sample), net(sample)))})
+
+
+# %% tags=["graph"]
+class Loop(nn.HybridBlock):  # the small steps of the async section
+    steps = STEPS
+
+    def hybrid_forward(self, F, y, w):
+        for _ in range(self.steps):
+            y = F.np.tanh(F.np.dot(y, w))
+        return y
+
+
+loop, graph = Loop(), Loop()
+graph.hybridize(static_alloc=True, static_shape=True)
+y_graph = graph(y0, w)  # the first call builds the graph; later calls reuse it
+
+# %% tags=["graph-harness"]
+eager, replay = (lambda: loop(y0, w)), (lambda: graph(y0, w))
+t = helpers.benchmark({"imperative loop": eager, "hybridized loop": replay}, [device])
+report.publish_timing("t_loop_eager", t["imperative loop"])
+report.publish_timing("t_loop_graph", t["hybridized loop"])
+step = {**helpers.benchmark({"per step, frontend (imperative)": eager}, [device],
+                            wait=False, per=STEPS),
+        **helpers.benchmark({"per step, engine (imperative)": eager,
+                             "per step, engine (hybridized)": replay},
+                            [device], clock="gpu", per=STEPS)}
+for key, label in [("t_step_frontend", "per step, frontend (imperative)"),
+                   ("t_step_backend", "per step, engine (imperative)"),
+                   ("t_step_backend_graph", "per step, engine (hybridized)")]:
+    report.publish_timing(key, step[label])
+report.publish_all({"speedup_graph": speedup(median(t["imperative loop"]),
+                                             median(t["hybridized loop"])),
+                    "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
+
+# %% tags=["reduce-overhead"]
+print("MXNet: hybridize(static_alloc=True, static_shape=True) above is the "
+      "nearest counterpart; on a supported GPU, MXNET_ENABLE_CUDA_GRAPHS=1 "
+      "makes it replay CUDA graphs. Not run here: this twin runs on CPU "
+      "contexts.")
+
+
+# %% tags=["streams"]
+def two_streams(jobs):
+    """Queue every job; the engine runs jobs on different contexts at once."""
+    return [job() for job in jobs]
+
+
+# %% tags=["streams-harness"]
+class Chain(Loop):  # one job: CHAIN products of an n x n matrix, each with a tanh
+    steps = CHAIN
+
+
+def chain(n, ctx, hybridized):
+    """One job on ctx, with its own block and inputs, imperative or hybridized."""
+    block, y, w_job = Chain(), helpers.rand(n, ctx), helpers.rand(n, ctx) / n
+    if hybridized:
+        block.hybridize(static_alloc=True, static_shape=True)
+    return lambda: block(y, w_job)
+
+
+contexts = [helpers.cpu(0), helpers.cpu(1)]  # each CPU context has its own engine workers
+effs = {"eager": [], "graph": []}
+for n in options.sweep:
+    cases = {}
+    for mode in effs:
+        jobs = [chain(n, ctx, mode == "graph") for ctx in contexts]
+        cases[f"{mode}_alone"] = jobs[0]
+        cases[f"{mode}_both"] = lambda jobs=jobs: two_streams(jobs)
+    t = helpers.measure(cases, contexts)
+    for mode in effs:
+        effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
+                                              median(t[f"{mode}_both"])))
+    print(f"n={n}: parallel efficiency imperative {effs['eager'][-1]:.2f}, "
+          f"hybridized {effs['graph'][-1]:.2f}")
+print("The timeline of two CUDA streams is drawn by the PyTorch twin on a GPU.")
+report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
+                    "graph_parallel_eff": effs["graph"],
+                    "small_size": options.sweep[0], "large_size": options.sweep[-1],
+                    **{f"{end}_{mode}_eff": effs[mode][i] for end, i in (("small", 0), ("large", -1))
+                       for mode in effs}})
+
+# %% tags=["finish"]
+figures = report.finish()

@@ -1,0 +1,246 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+"""Compilers and interpreters with PyTorch: torch.compile, torch.export, CUDA graphs.
+
+You learn what the interpreter costs per operation, what torch.compile
+(TorchDynamo and Inductor) gains by fusing a chain of elementwise operations
+and what the compilation costs, how torch.export saves a whole graph, how a
+CUDA graph replays a captured loop of kernels with one launch, and whether two
+streams of small jobs run side by side once they are captured as one graph.
+--size n|auto: the GELU input is an n x n matrix. torch.compile needs a C++
+compiler on the CPU. CUDA graphs need a GPU: without one the script says so
+and skips them.
+"""
+
+# %% tags=["setup"]
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+import helpers
+from common.hybridize import CHAIN, SMALL, STEPS, SWEEP, draw_streams, sweep_option
+from common.keys import HYBRIDIZE
+from common.stats import median, parallel_efficiency, speedup
+from common.timeline import Span
+
+options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option(SWEEP))
+gpus = helpers.gpus(options.device)
+device = gpus[0] if gpus else helpers.cpu()
+on_gpu = device.type == "cuda"
+print(f"device: {helpers.name(device)}")
+if not on_gpu:
+    print("CPU: CUDA graphs need a GPU, so their cells say so and skip.")
+report.publish("devices", [helpers.name(device)])
+size = helpers.choose_size(options, report, device)
+w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
+folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
+
+
+def timed(key, label, job, **how):
+    """helpers.benchmark one job (it prints), publish it as key; return the median."""
+    samples = helpers.benchmark({label: job}, [device], **how)[label]
+    report.publish_timing(key, samples)
+    return median(samples)
+
+
+def first_call(key, job):
+    """Time one call of job() (it compiles), its work included; print, publish."""
+    begin = time.perf_counter()
+    job()
+    helpers.synchronize([device])
+    seconds = time.perf_counter() - begin
+    print(f"first call (compiles): {helpers.seconds(seconds)}")
+    report.publish_timing(key, [seconds])
+    return seconds
+
+
+# %% tags=["imperative"]
+def gelu(x):  # GELU, tanh approximation: nine elementwise operations
+    inner = 0.7978845608 * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1.0 + torch.tanh(inner))
+
+
+x = helpers.rand(size, device)
+t_eager = timed("t_eager", "eager, one operation at a time", lambda: gelu(x))
+
+# %% tags=["compile"]
+compiled = torch.compile(gelu)  # TorchDynamo captures, Inductor generates code
+t_compile = first_call("t_compile", lambda: compiled(x))
+t_compiled = timed("t_compiled", "compiled, fused", lambda: compiled(x))
+print("same result:", torch.allclose(compiled(x), gelu(x), atol=1e-5))
+
+# %% tags=["compile-harness"]
+speedup_compiled = speedup(t_eager, t_compiled)
+saved = t_eager - t_compiled
+breakeven_calls = round(t_compile / saved) if saved > 0 else None
+print(f"speedup of the compiled function: {speedup_compiled:.2f}x")
+print(f"calls until compiling pays off: {breakeven_calls or 'never'}")
+report.publish_all({"speedup_compiled": speedup_compiled, "breakeven_calls": breakeven_calls})
+
+# %% tags=["export"]
+net = torch.nn.Sequential(torch.nn.Linear(SMALL, SMALL), torch.nn.Tanh())
+sample = torch.rand(1, SMALL)
+program = torch.export.export(net, (sample,))  # one graph, no Python left
+torch.export.save(program, folder / "net.pt2")
+print("operators:", [str(n.target) for n in program.graph.nodes
+                     if n.op == "call_function"])
+loaded = torch.export.load(folder / "net.pt2").module()
+print("same result:", torch.allclose(loaded(sample), net(sample)))
+
+# %% tags=["export-harness"]
+print("files:", sorted(p.name for p in folder.iterdir()))
+report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
+                    "export_matches": torch.allclose(loaded(sample), net(sample))})
+
+# %% tags=["graph"]
+def loop(y, w):  # the small steps of the async section
+    for _ in range(STEPS):
+        y = torch.tanh(y @ w)
+    return y
+
+
+if on_gpu:
+    loop(y0, w)  # warm-up: libraries set up their handles before a capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # records the kernels, runs nothing
+        y_graph = loop(y0, w)
+    graph.replay()  # all 400 kernels, one launch; the result is in y_graph
+
+# %% tags=["graph-harness"]
+if on_gpu:
+    eager, replay = (lambda: loop(y0, w)), graph.replay
+    t = helpers.benchmark({"eager loop": eager, "one graph replay": replay}, [device])
+    report.publish_timing("t_loop_eager", t["eager loop"])
+    report.publish_timing("t_loop_graph", t["one graph replay"])
+    step = {**helpers.benchmark({"per step, frontend (eager)": eager}, [device],
+                                wait=False, per=STEPS),
+            **helpers.benchmark({"per step, GPU (eager)": eager,
+                                 "per step, GPU (replayed)": replay},
+                                [device], clock="gpu", per=STEPS)}
+    for key, label in [("t_step_frontend", "per step, frontend (eager)"),
+                       ("t_step_backend", "per step, GPU (eager)"),
+                       ("t_step_backend_graph", "per step, GPU (replayed)")]:
+        report.publish_timing(key, step[label])
+    report.publish_all({"speedup_graph": speedup(median(t["eager loop"]),
+                                                 median(t["one graph replay"])),
+                        "graph_matches": torch.allclose(y_graph, loop(y0, w), atol=1e-5)})
+else:
+    print("CPU: no CUDA graphs; skipped.")
+
+# %% tags=["reduce-overhead"]
+if on_gpu:
+    automatic = torch.compile(loop, mode="reduce-overhead")  # + CUDA graphs
+    first_call("t_ro_compile", lambda: automatic(y0, w))
+    timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0, w))
+else:
+    print("CPU: reduce-overhead adds CUDA graphs, which need a GPU; skipped.")
+
+
+# %% tags=["streams"]
+def two_streams(jobs, main, sides):
+    """Run each job on its own stream, forked from main and joined back."""
+    outs = []
+    for job, side in zip(jobs, sides):
+        side.wait_stream(main)  # starts after main's work so far
+        with torch.cuda.stream(side):
+            outs.append(job())
+    for side in sides:
+        main.wait_stream(side)  # main (and a capture) ends after both
+    return outs
+
+
+# %% tags=["streams-harness"]
+def chain(n):
+    """One job: CHAIN products of an n x n matrix, each followed by a tanh."""
+    y, w = helpers.rand(n, device), helpers.rand(n, device) / n
+
+    def job():
+        out = y
+        for _ in range(CHAIN):
+            out = torch.tanh(out @ w)
+        return out
+    return job
+
+
+def marked(job, marks):
+    """job, with timing events recorded around it (kept in a graph, too)."""
+    def run():
+        begin, end = (torch.cuda.Event(enable_timing=True, external=True) for _ in range(2))
+        begin.record()
+        out = job()
+        end.record()
+        marks.append((begin, end))
+        return out
+    return run
+
+
+def capture(work):
+    """A CUDA graph of work() and the tensors it returns."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = work()
+    return graph, out
+
+
+def spans(origin, marks):
+    """The marked jobs as timeline spans, in seconds after the origin event."""
+    return [Span(str(i + 1), origin.elapsed_time(b) / 1e3, origin.elapsed_time(e) / 1e3)
+            for i, (b, e) in enumerate(marks)]
+
+
+def timeline(jobs, sides, in_graph):
+    """Spans of both jobs run once on two streams, eagerly or as one replayed graph."""
+    marks, origin = [], torch.cuda.Event(enable_timing=True, external=True)
+
+    def work():
+        origin.record()
+        return two_streams([marked(job, marks) for job in jobs], torch.cuda.current_stream(), sides)
+    if in_graph:
+        whole = capture(work)[0]
+        whole.replay()
+        helpers.synchronize([device])  # while whole (and its memory) is alive
+    else:
+        work()
+    helpers.synchronize([device])
+    return spans(origin, marks)
+
+
+if on_gpu:
+    sides = [torch.cuda.Stream(device) for _ in range(2)]
+    effs = {"eager": [], "graph": []}
+    matches = []
+    for n in options.sweep:
+        jobs = [chain(n), chain(n)]
+        both = lambda: two_streams(jobs, torch.cuda.current_stream(), sides)  # noqa: E731
+        eager_outs = both()  # also the warm-up before the captures
+        alone, (joint, joint_outs) = capture(jobs[0])[0], capture(both)
+        t = helpers.measure({"eager_alone": jobs[0], "eager_both": both,
+                             "graph_alone": alone.replay, "graph_both": joint.replay}, [device])
+        for mode in effs:
+            effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
+                                                  median(t[f"{mode}_both"])))
+        print(f"n={n}: parallel efficiency eager {effs['eager'][-1]:.2f}, "
+              f"one graph {effs['graph'][-1]:.2f}")
+        joint.replay()
+        matches.append(all(torch.allclose(a, b, atol=1e-5) for a, b in zip(eager_outs, joint_outs)))
+        if n == options.sweep[0]:
+            panels = {mode: timeline(jobs, sides, mode == "graph") for mode in effs}
+    report.figure(lambda lang: draw_streams(panels, options.sweep[0], lang), "streams")
+    report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
+                        "graph_parallel_eff": effs["graph"],
+                        "small_size": options.sweep[0], "large_size": options.sweep[-1],
+                        **{f"{end}_{mode}_eff": effs[mode][i] for end, i in (("small", 0), ("large", -1))
+                           for mode in effs}, "streams_graph_matches": all(matches)})
+else:
+    print("CPU: the two-stream sweep needs a GPU; skipped.")
+
+# %% tags=["finish"]
+figures = report.finish()
