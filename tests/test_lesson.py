@@ -65,7 +65,9 @@ def cell_problems(code: str) -> list[str]:
         problems.append(f"{len(wide)} lines wider than {MAX_CELL_COLUMNS} columns")
     calls = [node.func for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]
     names = {f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "") for f in calls}
-    if not {n for n in names if not n.startswith("publish")} - REPORTING_CALLS:
+    names_read = {node.id for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Name)} - names
+    # A cell of literal text only (a twin's note that its framework lacks the feature) reads nothing.
+    if names_read and not {n for n in names if not n.startswith("publish")} - REPORTING_CALLS:
         problems.append("it calls nothing but printing and arithmetic: it only reads values measured elsewhere")
     return problems
 
