@@ -168,9 +168,14 @@ def test_measured_values_equal_the_recordings_formatted_as_asked(lang: str):
         assert len(shown) == len(roles), f"{lang}/{page}: {len(roles)} measured roles, {len(shown)} values shown"
         for (framework, name, key, spec), text in zip(roles, shown):
             value = ast.literal_eval(load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}")).value(key))
-            expected = format(value, spec) if spec else str(value)
+            spec, _, unit = spec.partition(" ")  # a time shown in a smaller unit: ".1f µs"
+            scale = {"": 1, "s": 1, "ms": 1e3, "µs": 1e6}[unit]
+            expected = format(value * scale, spec) if spec else str(value)
             if isinstance(value, (int, float)):
                 expected = decimal(expected, lang)
+                assert not re.search(r"\de[-+]\d", expected), f"{lang}/{page}: {key} shows {expected!r}"
+            if unit:
+                expected += "\N{NO-BREAK SPACE}" + ("sn" if (lang, unit) == ("tr", "s") else unit)
             assert text == expected, f"{lang}/{page}: {framework}/{name}::{key}:{spec} shows {text!r}, not {expected!r}"
             quoted += 1
     assert quoted, f"the {lang} book quotes no measured value"
@@ -269,7 +274,8 @@ def synthetic_project(tmp_path: Path) -> Path:
         stamp = {"source_sha256": example.source_hash(), "recorded_at": "2026-12-01T10:00:00+00:00",
                  "runtime_s": 1.25, "machine": {"gpus": [], "cpu": "Some CPU", "cpu_threads": 2},
                  "versions": {"python": "3.11.7", "torch" if framework == "pytorch" else "mxnet": "9.9.9"},
-                 "example_args": "--size 64", "glue": {"devices": "['cpu']", "big": "1234.5678"}}
+                 "example_args": "--size 64", "glue": {"devices": "['cpu']", "big": "1234.5678",
+                                                            "step": "4.65e-05", "compile": "0.9067"}}
         example.recording.parent.mkdir(parents=True, exist_ok=True)
         example.recording.write_text(json.dumps({"cells": cells, "metadata": {"recording": stamp},
                                                  "nbformat": 4, "nbformat_minor": 5}))
@@ -279,7 +285,8 @@ def synthetic_project(tmp_path: Path) -> Path:
         Tiny
         ====
 
-        Big: :measured:`pytorch/tiny::big:,.1f`.
+        Big: :measured:`pytorch/tiny::big:,.1f`. Step: :measured:`pytorch/tiny::step:.1f µs`.
+        Compile: :measured:`pytorch/tiny::compile:.2f s`.
 
         .. example:: tiny
            :cells: queue
@@ -333,7 +340,25 @@ def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books,
         assert "--size 64" in stamp and {"en": "1.2 s", "tr": "1,2 sn"}[lang] in stamp, stamp
 
 
-def test_measured_role_formats_with_the_books_separators(synthetic_books):
-    """``:,.1f`` gives 1,234.6 in English and 1.234,6 in Turkish."""
-    shown = {lang: book.select_one("span.measured").get_text() for lang, book in synthetic_books.items()}
-    assert shown == {"en": "1,234.6", "tr": "1.234,6"}
+def test_measured_role_formats_with_the_books_separators_and_units(synthetic_books):
+    """``:,.1f`` gives 1,234.6 in English and 1.234,6 in Turkish; ``:.1f µs`` shows seconds in
+    microseconds, ``:.2f s`` names the unit as each language abbreviates it."""
+    shown = {lang: [span.get_text() for span in book.select("span.measured")]
+             for lang, book in synthetic_books.items()}
+    assert shown == {"en": ["1,234.6", "46.5\N{NO-BREAK SPACE}µs", "0.91\N{NO-BREAK SPACE}s"],
+                     "tr": ["1.234,6", "46,5\N{NO-BREAK SPACE}µs", "0,91\N{NO-BREAK SPACE}sn"]}
+
+
+def test_measured_role_rejects_an_unknown_unit(tmp_path):
+    """A unit the role does not know fails the build and names the units it knows."""
+    import subprocess
+    import sys
+
+    project = synthetic_project(tmp_path)
+    index = project / "docs" / "index.rst"
+    index.write_text(index.read_text().replace(":,.1f`", ":.1f ns`"))
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
+                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
+                            str(project / "html")], capture_output=True, text=True, timeout=300)
+    assert built.returncode != 0
+    assert "unknown unit 'ns'; write one of s, ms, µs" in built.stderr, built.stderr

@@ -10,6 +10,7 @@
        :alt: ...
 
     The run took :measured:`pytorch/auto_parallelism::t_together:.3f` seconds.
+    Python issued a step in :measured:`pytorch/async_computation::t_step_issue:.1f µs`.
 
 The code comes from the recording, which is checked against the script it was made from, so the page
 never shows code that differs from ``examples/``. A stale or missing recording fails the build.
@@ -320,8 +321,27 @@ class RecordingStampDirective(SphinxDirective):
 
 
 
+# A time in seconds may be shown in a smaller unit: ``key:.1f µs`` scales it and names the unit.
+TIME_UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}
+TIME_UNIT_NAMES = {"tr": {"s": "sn"}}  # TDK's abbreviation of saniye; ms and µs are international
+
+
+def format_measured(value, spec: str, language: str) -> str:
+    """A glued value as the prose shows it: ``spec`` is a format spec, optionally followed by a
+    space and a time unit (the value is in seconds); numbers in the book's language."""
+    spec, _space, unit = spec.partition(" ")
+    if unit and unit not in TIME_UNITS:
+        raise ValueError(f"unknown unit {unit!r}; write one of {', '.join(TIME_UNITS)}")
+    if unit and not isinstance(value, (int, float)):
+        raise TypeError(f"a unit needs a number of seconds, not {value!r}")
+    text = format(value * TIME_UNITS[unit] if unit else value, spec) if spec else str(value)
+    if isinstance(value, (int, float)):
+        text = local_number(text, language)
+    return f"{text}\N{NO-BREAK SPACE}{TIME_UNIT_NAMES.get(language, {}).get(unit, unit)}" if unit else text
+
+
 class MeasuredRole(SphinxRole):
-    """A value glued by an example's recorded run: ``framework/script::key[:format]``."""
+    """A value glued by an example's recorded run: ``framework/script::key[:format[ unit]]``."""
 
     def run(self):
         ident, sep, rest = self.text.partition("::")
@@ -334,9 +354,7 @@ class MeasuredRole(SphinxRole):
             value = ast.literal_eval(raw)
             if value is None:
                 raise RecordingError("the recorded run did not measure it (None); the prose must not quote it")
-            text = format(value, spec) if spec else str(value)
-            if isinstance(value, (int, float)):
-                text = local_number(text, self.env.config.language)
+            text = format_measured(value, spec, self.env.config.language)
         except (RecordingError, ValueError, SyntaxError, TypeError) as err:
             msg = self.inliner.reporter.error(f"measured value {self.text!r}: {err}", line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
