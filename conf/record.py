@@ -178,6 +178,15 @@ def summary(examples: list[Example], previous: dict, stamps: dict, step: dict) -
     return "\n".join(lines)
 
 
+def replaced_stamp(example: Example, source_hash: str) -> dict | None:
+    """The stamp of the recording a run replaces, if it was made from the same sources."""
+    try:
+        stamp = json.loads(example.recording.read_text(encoding="utf-8"))["metadata"]["recording"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return stamp if stamp.get("source_sha256") == source_hash else None
+
+
 def record(examples_dir: Path, examples: list[Example], started: float, shard_text: str) -> list[Example]:
     hashes = {e: e.source_hash() for e in examples}
     previous = {e: previous_runtime(e) for e in examples}
@@ -199,11 +208,18 @@ def record(examples_dir: Path, examples: list[Example], started: float, shard_te
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             staged.append((target, example.recording))
-        # Everything ran: only now touch the recordings, one rename each.
+        # Everything ran: only now touch the recordings, one rename each. A replaced run of the same
+        # sources is kept as the previous run; one of other sources is not comparable and goes.
+        replaced = {e: replaced_stamp(e, hashes[e]) for e in examples}
         for source, target in staged:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target.with_suffix(".ipynb.new"))
-        for _, target in staged:
+        for example, (_, target) in zip(examples, staged):
+            if replaced[example]:
+                example.previous.write_text(json.dumps(replaced[example], indent=1, ensure_ascii=False) + "\n",
+                                            encoding="utf-8")
+            else:
+                example.previous.unlink(missing_ok=True)
             os.replace(target.with_suffix(".ipynb.new"), target)
     print(summary(examples, previous, stamps, step))
     return examples

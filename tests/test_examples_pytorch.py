@@ -20,31 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, check_executed_notebook, check_shown_cells, ok, \
+    run_cases
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
-sys.path.insert(0, str(ROOT / "examples"))
-from common import keys  # noqa: E402
-
-TIME = r"\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\]"  # median [min-max]
-PNG = b"\x89PNG"
-DOCUMENTED = {name: set(keys.published(getattr(keys, constant))) for name, constant in (
-    ("auto_parallelism", "AUTO_PARALLELISM"), ("async_computation", "ASYNC_COMPUTATION"),
-    ("parallelism_sweep", "PARALLELISM_SWEEP"))}
 GPU_ONLY = {k for k in DOCUMENTED["auto_parallelism"]
             if k.startswith(("t_copy", "t_run", "copy", "overlap", "link", "fp32"))}
-# The cells the book shows, with the contract's tags; they must stay short and plain.
-SHOWN = {"async_computation": ["queue", "blockers", "frontend", "read-once"],
-         "auto_parallelism": ["jobs", "together", "copies", "same-stream", "side-stream", "check", "limits"]}
-HIDDEN = {"async_computation": ["setup", "finish"],
-          "auto_parallelism": ["setup", "timeline-devices", "timeline-copy", "finish"],
-          "parallelism_sweep": ["setup", "sweep", "plot", "finish"]}
-NOTEBOOK = """
-import sys, nbformat, nbclient, jupytext
-nb = jupytext.read(sys.argv[1])
-nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                        resources={"metadata": {"path": sys.argv[2]}}).execute()
-nbformat.write(nb, sys.argv[3])
-"""
 NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}  # no GPU for torch, even on a machine with one
 
 CASES = {
@@ -78,27 +60,9 @@ def start(args, tmp):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Run every case; return name -> (exit status, stdout, stderr, tmp folder).
-
-    The cases whose timings are checked run one at a time on a quiet machine; the
-    others, which only check what is printed, then run all at once.
-    """
+    """Every case, run as example_runs.run_cases runs them."""
     tmp = tmp_path_factory.mktemp("pytorch")
-    done = {}
-    for name in TIMED:
-        out, err = (proc := start(CASES[name], tmp)).communicate(timeout=300)
-        done[name] = (proc.returncode, out, err, tmp)
-    procs = {name: start(args, tmp) for name, args in CASES.items() if name not in TIMED}
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=600)
-        done[name] = (proc.returncode, out, err, tmp)
-    return done
-
-
-def ok(runs, name):
-    status, out, err, tmp = runs[name]
-    assert status == 0, f"{name} failed:\n{err}"
-    return out, tmp
+    return run_cases(list(CASES), TIMED, lambda name: start(CASES[name], tmp), tmp)
 
 
 def efficiencies_in_range(values, names):
@@ -251,32 +215,14 @@ def test_executes_as_a_notebook(runs):
     """In a kernel: options from EXAMPLE_ARGS, the contract's tags, each value glued once
     ('size' too), and every figure once per language with its book_language metadata."""
     _, tmp = ok(runs, "notebook")
-    cells = json.loads((tmp / "auto.ipynb").read_text())["cells"]
-    tags = [t for c in cells for t in c.get("metadata", {}).get("tags", [])]
-    assert set(SHOWN["auto_parallelism"] + HIDDEN["auto_parallelism"]) <= set(tags)
-    outputs = {t: c["outputs"] for c in cells for t in c.get("metadata", {}).get("tags", [])}
-    figures = [o for o in outputs["timeline-devices"] if "image/png" in o.get("data", {})]
-    assert [o["metadata"]["book_language"] for o in figures] == ["en", "tr"]
+    outputs = check_executed_notebook(tmp / "auto.ipynb")
     assert len(outputs["timeline-devices"]) == 2, "the figures and nothing else"
-    glued = [o["metadata"]["scrapbook"]["name"] for c in cells for o in c["outputs"]
-             if "scrapbook" in o.get("metadata", {})]
-    assert len(glued) == len(set(glued)), sorted(k for k in glued if glued.count(k) > 1)
-    assert set(glued) == DOCUMENTED["auto_parallelism"]
-    assert any("50 products of 48x48" in "".join(o.get("text", "")) for o in outputs["jobs"])
-    assert not any(o["output_type"] == "error" for c in cells for o in c["outputs"])
 
 
 @pytest.mark.parametrize("script", sorted(HIDDEN))
 def test_cells_have_the_contracts_tags_and_shown_cells_are_short(script):
-    """The book shows the tagged cells: each at most 12 lines of at most 79 columns."""
-    jupytext = pytest.importorskip("jupytext")
-    cells = jupytext.read(SCRIPTS / f"{script}.py").cells
-    tagged = {t: c.source for c in cells for t in c.metadata.get("tags", [])}
-    assert set(SHOWN.get(script, []) + HIDDEN[script]) <= set(tagged)
-    for tag in SHOWN.get(script, []):
-        lines = tagged[tag].splitlines()
-        assert len(lines) <= 12 and max(map(len, lines)) <= 79, (tag, len(lines), max(map(len, lines)))
-        assert "report." not in tagged[tag] and "publish" not in tagged[tag], tag
+    pytest.importorskip("jupytext")
+    check_shown_cells(SCRIPTS, script)
 
 
 # The PyTorch helpers, in this process ---------------------------------------

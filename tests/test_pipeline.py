@@ -128,6 +128,12 @@ def test_stale_recording_fails_the_build_and_names_the_fix(project: Path):
     assert built.returncode != 0
     assert "mxnet/tiny is stale" in built.stderr
     assert "make record EXAMPLES=mxnet/tiny" in built.stderr
+    # A run of the changed code drops the previous run: it ran other code, so it is not comparable.
+    previous = project / "examples/recordings/mxnet/tiny.previous.json"
+    previous.write_text(json.dumps(json.loads((project / "examples/recordings/mxnet/tiny.ipynb").read_text())
+                                   ["metadata"]["recording"]))
+    assert record(project, "mxnet/*").returncode == 0
+    assert not previous.exists()
     assert "pytorch/tiny" not in built.stderr
 
 
@@ -207,6 +213,10 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
     assert re.search(rf"^Record step: 2 examples in {wall} s wall", again.stdout, re.M)
     row = f"mxnet/tiny    {after['mxnet']['runtime_s']:7.1f}  {before['mxnet']['runtime_s']:12.1f}"
     assert row in again.stdout.splitlines()
+    # The second run of the same code keeps the first one's stamp, for the reproducibility table.
+    for framework in ("pytorch", "mxnet"):
+        kept = project / f"examples/recordings/{framework}/tiny.previous.json"
+        assert json.loads(kept.read_text()) == before[framework]
 
 
 def test_execution_times_page_shows_the_record_step_in_both_languages(project: Path):

@@ -4,6 +4,10 @@ An example is a jupytext percent script under ``examples/<framework>/``. Its rec
 that myst-nb executed in the last execute-mode build, kept in ``examples/recordings/<framework>/``,
 with a stamp in ``metadata["recording"]``: the machine, the library versions, the date, the run time,
 the values the script glued, and a hash of every source file the run depended on.
+
+When a run replaces a recording of the same sources, the replaced run's stamp is kept beside it as
+``<name>.previous.json``: two runs of the same code, from which the book shows how much its figures
+move from run to run.
 """
 
 from __future__ import annotations
@@ -66,6 +70,11 @@ class Example:
         helpers = [p for p in sorted(self.script.parent.glob("*.py")) if not is_example(p)]
         common = sorted((self.examples_dir / "common").glob("*.py"))
         return [self.script, *helpers, *common]
+
+    @property
+    def previous(self) -> Path:
+        """The stamp of the run before the recording, if it ran the same sources."""
+        return self.recording.with_suffix(".previous.json")
 
     def source_hash(self) -> str:
         digest = hashlib.sha256()
@@ -133,3 +142,14 @@ def load_recording(example: Example) -> Recording:
             f"{example.recording.name} was made. {refresh}"
         )
     return Recording(example, notebook)
+
+
+def load_previous(recording: Recording) -> dict | None:
+    """The stamp of the run before ``recording``, or None when there is none of the same sources."""
+    try:
+        stamp = json.loads(recording.example.previous.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError as err:
+        raise RecordingError(f"{recording.example.previous} is not a stamp ({err!r})") from err
+    return stamp if stamp.get("source_sha256") == recording.stamp["source_sha256"] else None

@@ -1,0 +1,101 @@
+"""A table of the ratios the book quotes, in this recording and in the run before it.
+
+    .. reproducibility::
+
+       GPU and CPU jobs: parallel efficiency | pytorch/auto_parallelism::parallel_eff
+       Reading once: speed-up | pytorch/async_computation::speedup_read_once
+
+Each line is a label, in the page's language, and a glued value. The previous run is the stamp that
+``conf/record.py`` keeps when a run replaces a recording of the same sources. The last column gives the
+change from that run; beyond ±3 % it says that the figure is noisy, and the prose may then draw no
+conclusion finer than that change. Without a previous run of the same sources, the row says so.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.locale import _
+from sphinx.util.docutils import SphinxDirective
+
+from example_cells import local_number, recording_for
+from recordings import RecordingError, load_previous
+
+# A ratio that moves more than this between two runs of the same code is noisy.
+NOISY_ABOVE = 0.03
+
+
+def relative_change(previous: float, current: float) -> float:
+    return current / previous - 1
+
+
+def is_noisy(previous: float, current: float) -> bool:
+    return abs(relative_change(previous, current)) > NOISY_ABOVE
+
+
+class Reproducibility(SphinxDirective):
+    """One row per quoted ratio: the previous run, this recording, and the change."""
+
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        headers = [_("Ratio"), _("Previous run"), _("This recording"), _("Change")]
+        table = nodes.table(classes=["reproducibility"])
+        group = nodes.tgroup(cols=len(headers))
+        table += group
+        group.extend(nodes.colspec(colwidth=w) for w in (10, 3, 3, 4))
+        group += nodes.thead("", self.row(headers))
+        body = nodes.tbody()
+        runs = set()
+        for line in self.content:
+            label, bar, value = line.rpartition("|")
+            ident, sep, key = value.strip().partition("::")
+            if not bar or not sep:
+                raise self.error(f"write each line as 'label | framework/script::key', not {line!r}")
+            framework, _slash, name = ident.partition("/")
+            try:
+                recording = recording_for(self.env, framework, name)
+                previous = load_previous(recording)
+                current = ast.literal_eval(recording.value(key))
+            except (RecordingError, ValueError, SyntaxError) as err:
+                raise self.error(f"{value.strip()}: {err}") from err
+            self.env.note_dependency(str(recording.example.previous))
+            if previous is None:
+                cells = [label.strip(), "—", self.number(current), _("no earlier run of this code")]
+            else:
+                before = ast.literal_eval(previous["glue"][key])
+                change = self.percent(relative_change(before, current))
+                if is_noisy(before, current):
+                    change += " " + _("(noisy)")
+                cells = [label.strip(), self.number(before), self.number(current), change]
+                runs.add((previous["recorded_at"], recording.stamp["recorded_at"]))
+            body += self.row(cells)
+        group += body
+        note = nodes.paragraph(classes=["reproducibility-runs"])
+        for before, now in sorted(runs):
+            note += nodes.Text(_("Previous run recorded %(before)s; this recording %(now)s (UTC). ")
+                               % {"before": before[:16].replace("T", " "), "now": now[:16].replace("T", " ")})
+        return [table, note] if runs else [table]
+
+    def number(self, value: float) -> str:
+        return local_number(f"{value:.2f}", self.env.config.language)
+
+    def percent(self, change: float) -> str:
+        """``+2 %`` in English; ``+%2`` in Turkish, whose percent sign comes first. A real minus sign."""
+        sign = "+" if change >= 0 else "\N{MINUS SIGN}"
+        digits = f"{abs(change) * 100:.0f}"
+        return f"{sign}%{digits}" if self.env.config.language == "tr" else f"{sign}{digits}\N{NO-BREAK SPACE}%"
+
+    @staticmethod
+    def row(texts: list[str]) -> nodes.row:
+        row = nodes.row()
+        for text in texts:
+            row += nodes.entry("", nodes.paragraph(text=text))
+        return row
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_directive("reproducibility", Reproducibility)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,100 @@
+"""What the tests of the PyTorch and MXNet example scripts share: the contract of the twins (their
+tags, published keys and printed timings), running the cases, and the checks of the cells and of
+the executed notebook."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+from common import keys  # noqa: E402
+
+TIME = r"\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\]"  # median [min-max]
+PNG = b"\x89PNG"
+DOCUMENTED = {name: set(keys.published(getattr(keys, constant))) for name, constant in (
+    ("auto_parallelism", "AUTO_PARALLELISM"), ("async_computation", "ASYNC_COMPUTATION"),
+    ("parallelism_sweep", "PARALLELISM_SWEEP"))}
+# The cells the book shows, with the contract's tags; they must stay short and plain.
+SHOWN = {"async_computation": ["queue", "blockers", "frontend", "read-once"],
+         "auto_parallelism": ["jobs", "together", "copies", "same-stream", "side-stream", "check", "limits"]}
+HIDDEN = {"async_computation": ["setup", "finish"],
+          "auto_parallelism": ["setup", "timeline-devices", "timeline-copy", "finish"],
+          "parallelism_sweep": ["setup", "sweep", "plot", "finish"]}
+# Executes a script as the book does: python -c NOTEBOOK script kernel_folder executed.ipynb
+NOTEBOOK = """
+import sys, nbformat, nbclient, jupytext
+nb = jupytext.read(sys.argv[1])
+nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                        resources={"metadata": {"path": sys.argv[2]}}).execute()
+nbformat.write(nb, sys.argv[3])
+"""
+HUNG_AFTER_S = 300
+
+
+def run_cases(names: list[str], timed: list[str], launch: Callable[[str], subprocess.Popen],
+              tmp: Path) -> dict[str, tuple[int, str, str, Path]]:
+    """Run every case; return name -> (exit status, stdout, stderr, tmp folder).
+
+    The ``timed`` cases, whose timings are checked, run one at a time on a quiet machine; the
+    others, which check what is printed, then run all at once. A case that does not end within
+    HUNG_AFTER_S seconds is killed, and its stderr says that it hung.
+    """
+    done = {}
+
+    def finish(name, proc):
+        try:
+            out, err = proc.communicate(timeout=HUNG_AFTER_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            err += f"\n(killed after {HUNG_AFTER_S} s: it hung)"
+        done[name] = (proc.returncode, out, err, tmp)
+
+    for name in timed:
+        finish(name, launch(name))
+    for name, proc in [(name, launch(name)) for name in names if name not in timed]:
+        finish(name, proc)
+    return done
+
+
+def ok(runs, name: str) -> tuple[str, Path]:
+    status, out, err, tmp = runs[name]
+    assert status == 0, f"{name} failed:\n{err}"
+    return out, tmp
+
+
+def check_shown_cells(scripts: Path, script: str) -> None:
+    """The book shows the tagged cells: each at most 12 lines of at most 79 columns, no publishing."""
+    import jupytext
+
+    cells = jupytext.read(scripts / f"{script}.py").cells
+    tagged = {t: c.source for c in cells for t in c.metadata.get("tags", [])}
+    assert set(SHOWN.get(script, []) + HIDDEN[script]) <= set(tagged)
+    for tag in SHOWN.get(script, []):
+        lines = tagged[tag].splitlines()
+        assert len(lines) <= 12 and max(map(len, lines)) <= 79, (tag, len(lines), max(map(len, lines)))
+        assert "report." not in tagged[tag] and "publish" not in tagged[tag], tag
+
+
+def check_executed_notebook(path: Path) -> dict[str, list]:
+    """The executed auto_parallelism notebook: the contract's tags, each value glued once ('size'
+    too), the device timeline once per language with its book_language metadata, and no error.
+    Returns the outputs by tag."""
+    cells = json.loads(path.read_text())["cells"]
+    tags = [t for c in cells for t in c.get("metadata", {}).get("tags", [])]
+    assert set(SHOWN["auto_parallelism"] + HIDDEN["auto_parallelism"]) <= set(tags)
+    outputs = {t: c["outputs"] for c in cells for t in c.get("metadata", {}).get("tags", [])}
+    figures = [o for o in outputs["timeline-devices"] if "image/png" in o.get("data", {})]
+    assert [o["metadata"]["book_language"] for o in figures] == ["en", "tr"]
+    glued = [o["metadata"]["scrapbook"]["name"] for c in cells for o in c["outputs"]
+             if "scrapbook" in o.get("metadata", {})]
+    assert len(glued) == len(set(glued)), sorted(k for k in glued if glued.count(k) > 1)
+    assert set(glued) == DOCUMENTED["auto_parallelism"]
+    assert any("50 products of 48x48" in "".join(o.get("text", "")) for o in outputs["jobs"])
+    assert not any(o["output_type"] == "error" for c in cells for o in c["outputs"])
+    return outputs
