@@ -85,8 +85,9 @@ def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: st
                                                 "tr": "bu kodun önceki çalıştırması yok"}[lang]
             continue
         assert row[1] == shown(previous), (row, value)
-        percent = f"{abs(current / previous - 1) * 100:.0f}"
-        assert (f"%{percent}" if lang == "tr" else f"{percent}\N{NO-BREAK SPACE}%") in row[3], (row, value)
+        percent = f"{abs(current / previous - 1) * 100:.1f}"
+        shown_percent = f"%{percent.replace('.', ',')}" if lang == "tr" else f"{percent}\N{NO-BREAK SPACE}%"
+        assert shown_percent in row[3], (row, value)
         assert (NOISY_WORD[lang] in row[3]) == noisy(previous, current), (row, value, previous, current)
 
 

@@ -83,10 +83,13 @@ class Reproducibility(SphinxDirective):
         return local_number(f"{value:.2f}", self.env.config.language)
 
     def percent(self, change: float) -> str:
-        """``+2 %`` in English; ``+%2`` in Turkish, whose percent sign comes first. A real minus sign."""
-        sign = "+" if change >= 0 else "\N{MINUS SIGN}"
-        digits = f"{abs(change) * 100:.0f}"
-        return f"{sign}%{digits}" if self.env.config.language == "tr" else f"{sign}{digits}\N{NO-BREAK SPACE}%"
+        """``+2.4 %`` in English; ``+%2,4`` in Turkish, whose percent sign comes first. A real minus sign,
+        and no sign for a change that rounds to zero."""
+        digits = f"{abs(change) * 100:.1f}"
+        sign = "" if digits == "0.0" else "+" if change > 0 else "\N{MINUS SIGN}"
+        if self.env.config.language == "tr":
+            return f"{sign}%{local_number(digits, 'tr')}"
+        return f"{sign}{digits}\N{NO-BREAK SPACE}%"
 
     @staticmethod
     def row(texts: list[str]) -> nodes.row:
