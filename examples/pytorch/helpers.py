@@ -162,11 +162,15 @@ def run_in_lane(lane, function):
 def _submit(lane, function):
     if lane not in _lanes:
         _lanes[lane] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane{lane}")
+    # A new thread has no current CUDA context, and cuBLAS warns when it must set one up itself.
+    device = torch.cuda.current_device() if torch.cuda.is_initialized() else None
 
     def call():
         count = _cpu_threads["count"]
         if count and torch.get_num_threads() != count:
             torch.set_num_threads(count)
+        if device is not None:
+            torch.cuda.set_device(device)
         return function()
     return _lanes[lane].submit(call)
 

@@ -21,6 +21,7 @@ and skips them.
 # %% tags=["setup"]
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -30,6 +31,9 @@ from common.hybridize import CHAIN, SMALL, STEPS, SWEEP, draw_streams, sweep_opt
 from common.keys import HYBRIDIZE
 from common.stats import median, parallel_efficiency, speedup
 from common.timeline import Span
+
+# torch.export.load warns about its own read-only buffers; the warning is not about this code.
+warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning)
 
 options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option(SWEEP))
 gpus = helpers.gpus(options.device)
@@ -101,7 +105,7 @@ report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
                     "export_matches": torch.allclose(loaded(sample), net(sample))})
 
 # %% tags=["graph"]
-def loop(y, w):  # the small steps of the async section
+def loop(y, w):  # small steps, like the async section's loop
     for _ in range(STEPS):
         y = torch.tanh(y @ w)
     return y
