@@ -19,6 +19,23 @@ from example_cells import recording_for, stamp_text
 from recordings import FRAMEWORK_TITLES, all_examples
 
 
+def text_table(css_class: str, headers: list[str], widths: tuple[int, ...], rows: list[list[str]]) -> nodes.table:
+    """A table of plain texts: a header row, then one row per list of cell texts."""
+    def row(texts: list[str]) -> nodes.row:
+        row = nodes.row()
+        for text in texts:
+            row += nodes.entry("", nodes.paragraph(text=text))
+        return row
+
+    table = nodes.table(classes=[css_class])
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    group.extend(nodes.colspec(colwidth=w) for w in widths)
+    group += nodes.thead("", row(headers))
+    group += nodes.tbody("", *(row(cells) for cells in rows))
+    return table
+
+
 class ExecutionTimes(SphinxDirective):
     """One row per recorded example, slowest first."""
 
@@ -33,18 +50,9 @@ class ExecutionTimes(SphinxDirective):
             rows.append((stamp["runtime_s"], example, stamp))
         rows.sort(key=lambda row: -row[0])
         headers = [_("Example"), _("Framework"), _("Run time (s)"), _("Record step, wall (s)"), _("Recorded run")]
-        table = nodes.table(classes=["execution-times"])
-        group = nodes.tgroup(cols=len(headers))
-        table += group
-        group.extend(nodes.colspec(colwidth=w) for w in (3, 2, 2, 3, 8))
-        group += nodes.thead("", self.row(headers))
-        body = nodes.tbody()
-        for runtime, example, stamp in rows:
-            cells = [example.script.name, FRAMEWORK_TITLES[example.framework], self.seconds(runtime),
-                     self.record_step(stamp["record_step"]), stamp_text(stamp)]
-            body += self.row(cells)
-        group += body
-        return [table]
+        cells = [[example.script.name, FRAMEWORK_TITLES[example.framework], self.seconds(runtime),
+                  self.record_step(stamp["record_step"]), stamp_text(stamp)] for runtime, example, stamp in rows]
+        return [text_table("execution-times", headers, (3, 2, 2, 3, 8), cells)]
 
     def seconds(self, value: float) -> str:
         """``12.3``; in the Turkish book ``12,3``."""
@@ -55,13 +63,6 @@ class ExecutionTimes(SphinxDirective):
         text = _("%(wall)s (examples: %(count)d)") % {"wall": self.seconds(step["wall_s"]),
                                                        "count": len(step["examples"])}
         return text + (" " + _("(shard %s)") % step["shard"] if step["shard"] else "")
-
-    @staticmethod
-    def row(texts: list[str]) -> nodes.row:
-        row = nodes.row()
-        for text in texts:
-            row += nodes.entry("", nodes.paragraph(text=text))
-        return row
 
 
 def setup(app: Sphinx) -> dict:

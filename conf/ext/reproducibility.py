@@ -21,6 +21,7 @@ from sphinx.locale import _
 from sphinx.util.docutils import SphinxDirective
 
 from example_cells import local_number, recording_for
+from execution_times import text_table
 from recordings import RecordingError, load_previous
 
 # A ratio that moves more than this between two runs of the same code is noisy.
@@ -42,13 +43,7 @@ class Reproducibility(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         headers = [_("Ratio"), _("Previous run"), _("This recording"), _("Change")]
-        table = nodes.table(classes=["reproducibility"])
-        group = nodes.tgroup(cols=len(headers))
-        table += group
-        group.extend(nodes.colspec(colwidth=w) for w in (10, 3, 3, 4))
-        group += nodes.thead("", self.row(headers))
-        body = nodes.tbody()
-        runs = set()
+        rows, runs = [], set()
         for line in self.content:
             label, bar, value = line.rpartition("|")
             ident, sep, key = value.strip().partition("::")
@@ -71,8 +66,8 @@ class Reproducibility(SphinxDirective):
                     change += " " + _("(noisy)")
                 cells = [label.strip(), self.number(before), self.number(current), change]
                 runs.add((previous["recorded_at"], recording.stamp["recorded_at"]))
-            body += self.row(cells)
-        group += body
+            rows.append(cells)
+        table = text_table("reproducibility", headers, (10, 3, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
         for before, now in sorted(runs):
             note += nodes.Text(_("Previous run recorded %(before)s; this recording %(now)s (UTC). ")
@@ -90,13 +85,6 @@ class Reproducibility(SphinxDirective):
         if self.env.config.language == "tr":
             return f"{sign}%{local_number(digits, 'tr')}"
         return f"{sign}{digits}\N{NO-BREAK SPACE}%"
-
-    @staticmethod
-    def row(texts: list[str]) -> nodes.row:
-        row = nodes.row()
-        for text in texts:
-            row += nodes.entry("", nodes.paragraph(text=text))
-        return row
 
 
 def setup(app: Sphinx) -> dict:
