@@ -270,6 +270,7 @@ def synthetic_project(tmp_path: Path) -> Path:
                  "data": {"image/svg+xml": SVG, "text/plain": "<Figure>"}},
                 {"output_type": "display_data", "metadata": {"book_language": "tr"},
                  "data": {"image/png": PNG, "text/plain": "<Figure>"}}]},
+            {"cell_type": "code", "metadata": {"tags": ["quiet"]}, "source": "publish()\n", "outputs": []},
         ]
         stamp = {"source_sha256": example.source_hash(), "recorded_at": "2026-12-01T10:00:00+00:00",
                  "runtime_s": 1.25, "machine": {"gpus": [], "cpu": "Some CPU", "cpu_threads": 2},
@@ -362,3 +363,19 @@ def test_measured_role_rejects_an_unknown_unit(tmp_path):
                             str(project / "html")], capture_output=True, text=True, timeout=300)
     assert built.returncode != 0
     assert "unknown unit 'ns'; write one of s, ms, µs" in built.stderr, built.stderr
+
+
+def test_a_hidden_cell_that_prints_nothing_fails_the_build(tmp_path):
+    """A :hide-code: example whose cells print nothing in either framework would show only an empty box
+    and a stamp: the build fails and says to leave it off the page."""
+    import subprocess
+    import sys
+
+    project = synthetic_project(tmp_path)
+    index = project / "docs" / "index.rst"
+    index.write_text(index.read_text() + "\n.. example:: tiny\n   :cells: quiet\n   :hide-code:\n")
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
+                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
+                            str(project / "html")], capture_output=True, text=True, timeout=300)
+    assert built.returncode != 0
+    assert "cells quiet print nothing in either framework" in built.stderr, built.stderr

@@ -245,6 +245,7 @@ class ExampleDirective(SphinxDirective):
         language = self.env.config.language
         seen = self.env.temp_data.setdefault("examples_shown", set())
         lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
+        shows_something = False
         for framework in FRAMEWORKS:
             try:
                 recording = recording_for(self.env, framework, name)
@@ -253,12 +254,16 @@ class ExampleDirective(SphinxDirective):
                     raise RecordingError(f"cells {' '.join(tags)} draw images: give them :alt: text")
             except RecordingError as err:
                 raise self.error(f"example {framework}/{name}: {err}") from None
+            shows_something = shows_something or bool(body)
             for path in recording.example.sources() + [recording.example.recording]:
                 self.env.note_dependency(str(path))
             body += self.stamp_rst(recording, first=(framework, name) not in seen)
             seen.add((framework, name))
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
             lines += textwrap.indent("\n".join(body), "      ").splitlines() + [""]
+        if not shows_something:
+            raise self.error(f"example {name}: cells {' '.join(tags)} print nothing in either framework, and "
+                             ":hide-code: hides their code; leave them off the page")
         container = nodes.container(classes=["example"])
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
         return [container]
