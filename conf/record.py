@@ -49,11 +49,20 @@ def select(examples_dir: Path, patterns: list[str]) -> list[Example]:
     return chosen
 
 
+def recorded_stamp(example: Example) -> dict | None:
+    """The stamp of the example's recording, stale or not; None without a readable recording."""
+    try:
+        stamp = json.loads(example.recording.read_text(encoding="utf-8"))["metadata"]["recording"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
 def previous_runtime(example: Example) -> float | None:
     """How long the example ran in its recording, stale or not; None without a readable recording."""
     try:
-        return float(json.loads(example.recording.read_text(encoding="utf-8"))["metadata"]["recording"]["runtime_s"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return float(recorded_stamp(example)["runtime_s"])
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -178,15 +187,6 @@ def summary(examples: list[Example], previous: dict, stamps: dict, step: dict) -
     return "\n".join(lines)
 
 
-def replaced_stamp(example: Example, source_hash: str) -> dict | None:
-    """The stamp of the recording a run replaces, if it was made from the same sources."""
-    try:
-        stamp = json.loads(example.recording.read_text(encoding="utf-8"))["metadata"]["recording"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return stamp if stamp.get("source_sha256") == source_hash else None
-
-
 def record(examples_dir: Path, examples: list[Example], started: float, shard_text: str) -> list[Example]:
     hashes = {e: e.source_hash() for e in examples}
     previous = {e: previous_runtime(e) for e in examples}
@@ -210,12 +210,13 @@ def record(examples_dir: Path, examples: list[Example], started: float, shard_te
             staged.append((target, example.recording))
         # Everything ran: only now touch the recordings, one rename each. A replaced run of the same
         # sources is kept as the previous run; one of other sources is not comparable and goes.
-        replaced = {e: replaced_stamp(e, hashes[e]) for e in examples}
+        replaced = {e: old for e in examples
+                    if (old := recorded_stamp(e)) and old.get("source_sha256") == hashes[e]}
         for source, target in staged:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target.with_suffix(".ipynb.new"))
         for example, (_, target) in zip(examples, staged):
-            if replaced[example]:
+            if example in replaced:
                 example.previous.write_text(json.dumps(replaced[example], indent=1, ensure_ascii=False) + "\n",
                                             encoding="utf-8")
             else:

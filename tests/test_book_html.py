@@ -154,6 +154,16 @@ def test_recordings_name_only_devices_the_machine_has():
             assert all(device.startswith("cpu(") for device in used), f"{example.ident} ran on {used}"
 
 
+def test_recorded_outputs_show_no_python_warning():
+    """A library's warning printed into a cell (cuBLAS's missing context, torch.export's buffers) shows
+    the GPU machine's paths and distracts from the lesson: no recording may hold one."""
+    for example in _examples():
+        for cell in load_recording(example).notebook["cells"]:
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("text", ""))
+                assert not re.search(r"\w+Warning: ", text), f"{example.ident}: {text[:300]}"
+
+
 MEASURED = re.compile(r":measured:`(\w+)/(\w+)::(\w+)(?::([^`]*))?`")
 
 

@@ -354,6 +354,19 @@ def test_cpu_is_named_by_model_and_gpus_respect_device_cpu(helpers):
     assert helpers.gpus("cpu") == []
 
 
+def test_lane_threads_make_the_callers_gpu_current(helpers, monkeypatch):
+    """A lane's thread sets the caller's CUDA device before the job (else cuBLAS warns, on the page, that
+    it found no current context); without CUDA in use it touches no GPU."""
+    import torch
+    calls = []
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: calls.append((device, threading.current_thread().name)))
+    assert helpers.run_in_lane("no-cuda", lambda: "ran") == "ran" and calls == []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    assert helpers.run_in_lane("cuda", lambda: "ran") == "ran"
+    assert [(device, name.startswith("lanecuda")) for device, name in calls] == [(1, True)]
+
+
 def test_synchronize_waits_for_every_listed_gpu(helpers, monkeypatch):
     """torch.cuda.synchronize() alone waits only for the current GPU: the helper names each GPU."""
     import torch
