@@ -36,6 +36,8 @@ RECORD_CONF = Path(__file__).resolve().parent / "record"
 FRAMEWORK_DISTRIBUTIONS = {"pytorch": "torch", "mxnet": "mxnet"}
 # The run time assumed for an example that has no readable recording yet, when splitting into shards.
 UNKNOWN_RUNTIME_S = 60.0
+# How many of the slowest cells the summary of a record step names.
+SLOWEST_CELLS = 8
 
 
 def select(examples_dir: Path, patterns: list[str]) -> list[Example]:
@@ -152,7 +154,24 @@ def execute(examples_dir: Path, examples: list[Example], workdir: Path, started:
     return outdir
 
 
-def stamp(example: Example, executed: Path, execution_data: dict, source_hash: str, step: dict) -> dict:
+def cell_times(notebook: dict) -> dict:
+    """Each code cell's run time in seconds, by its first tag ("cell N" without one), taken out of the cells.
+
+    nbclient writes when each cell started and ended into its metadata (conf/record/conf.py asks for it).
+    """
+    times = {}
+    for number, cell in enumerate(c for c in notebook["cells"] if c["cell_type"] == "code"):
+        timing = cell.get("metadata", {}).pop("execution", {})
+        name = (cell["metadata"].get("tags") or [f"cell {number}"])[0]
+        if {"iopub.execute_input", "shell.execute_reply"} <= set(timing):
+            began, ended = (datetime.datetime.fromisoformat(timing[k].replace("Z", "+00:00"))
+                            for k in ("iopub.execute_input", "shell.execute_reply"))
+            times[name] = round((ended - began).total_seconds(), 2)
+    return times
+
+
+def stamp(example: Example, executed: Path, execution_data: dict, source_hash: str, step: dict,
+          cells: dict) -> dict:
     glue_file = executed / f"{example.ident}.glue.json"
     glue = json.loads(glue_file.read_text()) if glue_file.exists() else {}
     if "devices" not in glue:
@@ -164,6 +183,7 @@ def stamp(example: Example, executed: Path, execution_data: dict, source_hash: s
         "source_sha256": source_hash,
         "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "runtime_s": round(run["runtime"], 2),
+        "cell_runtime_s": cells,
         "record_step": step,
         "machine": machine(),
         "versions": versions(example.framework),
@@ -180,6 +200,10 @@ def summary(examples: list[Example], previous: dict, stamps: dict, step: dict) -
         before = previous[example]
         lines.append(f"{example.ident:<{width}}  {stamps[example]['runtime_s']:7.1f}  "
                      + (f"{before:12.1f}" if before is not None else f"{'-':>12}"))
+    slowest = sorted(((t, f"{e.ident} [{cell}]") for e in examples
+                      for cell, t in stamps[e].get("cell_runtime_s", {}).items()), reverse=True)[:SLOWEST_CELLS]
+    if slowest:
+        lines.append("slowest cells: " + ", ".join(f"{name} {t:.1f} s" for t, name in slowest))
     where = f" (shard {step['shard']})" if step["shard"] else ""
     plural = "s" if len(examples) != 1 else ""
     lines.append(f"Record step{where}: {len(examples)} example{plural} in {step['wall_s']:.1f} s wall, "
@@ -202,7 +226,8 @@ def record(examples_dir: Path, examples: list[Example], started: float, shard_te
             if example.source_hash() != hashes[example]:
                 raise RecordingError(f"{example.script} changed during the run; run again")
             notebook = json.loads((executed / f"{example.ident}.ipynb").read_text())
-            stamps[example] = stamp(example, executed, execution_data, hashes[example], step)
+            stamps[example] = stamp(example, executed, execution_data, hashes[example], step,
+                                    cell_times(notebook))
             notebook["metadata"]["recording"] = stamps[example]
             target = workdir / "staged" / f"{example.ident}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -213,6 +213,14 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
     assert re.search(rf"^Record step: 2 examples in {wall} s wall", again.stdout, re.M)
     row = f"mxnet/tiny    {after['mxnet']['runtime_s']:7.1f}  {before['mxnet']['runtime_s']:12.1f}"
     assert row in again.stdout.splitlines()
+    # Each cell's run time moves from the cells into the stamp, and the summary names the slowest.
+    for framework in ("pytorch", "mxnet"):
+        notebook = json.loads((project / f"examples/recordings/{framework}/tiny.ipynb").read_text())
+        assert not any("execution" in cell["metadata"] for cell in notebook["cells"])
+        cells = after[framework]["cell_runtime_s"]
+        assert set(cells) == {"cell 0", "setup"} and 0 < cells["setup"] < after[framework]["runtime_s"]
+    slowest = re.search(r"^slowest cells: (.*)$", again.stdout, re.M)
+    assert slowest and f"pytorch/tiny [setup] {after['pytorch']['cell_runtime_s']['setup']:.1f} s" in slowest[1]
     # The second run of the same code keeps the first one's stamp, for the reproducibility table.
     for framework in ("pytorch", "mxnet"):
         kept = project / f"examples/recordings/{framework}/tiny.previous.json"

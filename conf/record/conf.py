@@ -4,10 +4,13 @@
 notebooks into recordings. The language books never execute anything; they show those recordings.
 """
 
+import functools
 import json
 import os
 import time
 from pathlib import Path
+
+import myst_nb.core.execute.direct
 
 # General configuration
 # ---------------------
@@ -32,6 +35,10 @@ nb_execution_timeout = 1800
 # An error becomes a warning that shows the failing cell and its traceback; -W then fails the build.
 nb_execution_raise_on_error = False
 nb_execution_show_tb = True
+# myst-nb runs a notebook without nbclient's per-cell timing; ask for it, so that record.py can
+# tell which cells take the record step's time (it moves the timings into the stamp).
+myst_nb.core.execute.direct.single_nb_execution = functools.partial(
+    myst_nb.core.execute.direct.single_nb_execution, record_timing=True)
 
 
 def write_execution_data(app, env):
