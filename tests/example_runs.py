@@ -5,6 +5,7 @@ the executed notebook."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 from common import keys  # noqa: E402
+from common.options import CPU_JOB_SECONDS  # noqa: E402
 
 TIME = r"\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\]"  # median [min-max]
 PNG = b"\x89PNG"
@@ -98,3 +100,10 @@ def check_executed_notebook(path: Path) -> dict[str, list]:
     assert any("50 products of 48x48" in "".join(o.get("text", "")) for o in outputs["jobs"])
     assert not any(o["output_type"] == "error" for c in cells for o in c["outputs"])
     return outputs
+
+
+def auto_size_and_job_time(out):
+    """The size that --size auto chose on the CPU, and how long the async example's 50 products took."""
+    (size,) = re.findall(rf"^size: (\d+) \(--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU\)$",
+                         out, re.M)
+    return int(size), float(re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M).group(1))

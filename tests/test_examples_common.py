@@ -41,13 +41,6 @@ def test_spread_is_min_and_max():
         stats.spread([])
 
 
-def test_slowdown_is_together_over_alone_per_job():
-    """A job slowed down by its company shows it, even when it is not the slowest job."""
-    assert stats.slowdown(0.10, 0.14) == pytest.approx(1.4)
-    assert stats.parallel_efficiency([0.10, 0.20], 0.20) == 1.0  # the efficiency alone hides it
-    assert stats.slowdown(None, 0.14) is None
-
-
 def test_count_equal_finds_a_planted_mismatch():
     """The copy check counts only the pairs that are equal: one wrong copy makes 49 of 50."""
     good = [(i, i) for i in range(50)]
@@ -104,7 +97,7 @@ def test_options_defaults_match_the_book():
     assert (opts.size, opts.repeats, opts.device, opts.json, opts.figures) == ("auto", 5, "auto", False, None)
     assert options.parse_options("Title.", argv=["--size", "AUTO"]).size == "auto"
     assert options.parse_options("Title.", argv=["--size", "64"]).size == 64
-    assert (options.GPU_SIZE, options.CPU_JOB_SECONDS) == (4000, 0.3)
+    assert (options.GPU_SIZE, options.CPU_JOB_SECONDS) == (4000, 0.2)
 
 
 @pytest.mark.parametrize("argv", [["--size", "0"], ["--size", "x"], ["--size", "autox"], ["--repeats", "-1"],
@@ -219,6 +212,20 @@ def test_finish_publishes_none_for_missing_keys_and_json_is_the_only_output(caps
     assert list(json.loads(out)) == ["a", "t_b", "t_b_spread", "size", "repeats"], "the contract's order"
 
 
+
+def test_sweep_table_writes_every_time_in_ms_and_copy_columns_only_with_copies():
+    """One unit per column (no 0.0011 s under 897.6 µs), and no column of n/a on a device without copies."""
+    from common import report
+    gpu_row = {"one": 0.0008976, "two": 0.0018, "parallel_eff": 0.5, "copy": 0.0003522, "both": 0.0012,
+               "overlap_eff": 0.739}
+    lines = report.sweep_table({64: gpu_row, 4000: {**gpu_row, "one": 0.1309}}, copies=True).splitlines()
+    assert "size  one job (ms)  two at once (ms)" in lines[0] and "overlap eff" in lines[0]
+    assert lines[1].split() == ["64", "0.898", "1.800", "0.50", "0.352", "1.200", "0.74"]
+    assert lines[2].split()[1] == "130.900"
+    cpu = report.sweep_table({64: {**gpu_row, "copy": None, "both": None, "overlap_eff": None}}, copies=False)
+    assert "copy" not in cpu and "n/a" not in cpu and cpu.splitlines()[1].split() == ["64", "0.898", "1.800", "0.50"]
+
+
 def test_formatting():
     """Every printed timing is its median with its spread, in s or below a millisecond in µs."""
     assert report.timing([0.1310, 0.1302, 0.1333]) == "0.1310 s [0.1302-0.1333]"
@@ -235,7 +242,7 @@ CONTRACT = {
     "ASYNC_COMPUTATION": "devices steps t_queue t_done t_item t_numpy t_str t_sync step_size t_step_issue "
                          "t_step_gpu t_read_each_step t_read_once speedup_read_once",
     "AUTO_PARALLELISM": "mode n_gpus devices products cpu_threads job_sizes t_alone_0 t_alone_1 t_together "
-                        "parallel_eff slowdown_0 slowdown_1 t_copy_fresh t_copy_pageable t_copy_pinned "
+                        "parallel_eff t_copy_fresh t_copy_pageable t_copy_pinned "
                         "copy_gbps t_run t_run_copy_same_stream overlap_eff_same_stream t_run_copy_streams "
                         "overlap_eff copies_correct copies_correct_no_wait link_peak_gbps link_best_gbps "
                         "link_achieved_gbps link_best_frac link_achieved_frac fp32_peak_tflops "

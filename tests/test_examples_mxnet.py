@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, check_executed_notebook, check_shown_cells, ok, \
-    run_cases
+from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
+    check_shown_cells, ok, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "mxnet"
@@ -130,22 +130,17 @@ def test_auto_parallelism_says_it_ran_on_cpu_contexts(runs):
     assert not list((tmp / "auto").glob("timeline-copy*"))
 
 
-def test_auto_parallelism_prints_each_jobs_time_and_slowdown(runs):
-    """Each job alone and both together, medians with spread; each job's own finish time when
-    together; the efficiency; and each slowdown = the job's time together / alone, as printed."""
+def test_auto_parallelism_prints_each_jobs_time_and_the_efficiency(runs):
+    """Each job alone and both together, medians with spread, and the efficiency as printed."""
     out, _ = ok(runs, "auto")
     for job in (0, 1):
         assert re.search(rf"^cpu\({job}\) \(.+\): 50 products of 48x48$", out, re.M), out
         assert re.search(rf"^cpu\({job}\) \(.+\) alone: ({TIME})$", out, re.M), out
-        assert re.search(rf"^  job {job} finished after ({TIME})$", out, re.M), out
-    assert re.search(rf"^both together: ({TIME})$", out, re.M)
-    assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    printed = re.search(r"^slowdown of each job, its time together / alone: cpu\(0\) \(.+\) (\d+\.\d\d), "
-                        r"cpu\(1\) \(.+\) (\d+\.\d\d)$", out, re.M)
-    for job in (0, 1):
-        alone = re.search(rf"^cpu\({job}\) \(.+\) alone: (\d+\.\d{{4}}) s", out, re.M).group(1)
-        finished = re.search(rf"^  job {job} finished after (\d+\.\d{{4}}) s", out, re.M).group(1)
-        assert float(printed.group(job + 1)) == pytest.approx(float(finished) / float(alone), rel=0.1, abs=0.02)
+    together = float(re.search(r"^both together: (\d+\.\d{4}) s", out, re.M).group(1))
+    alone = [float(re.search(rf"^cpu\({job}\) \(.+\) alone: (\d+\.\d{{4}}) s", out, re.M).group(1))
+             for job in (0, 1)]
+    printed = re.search(r"^parallel efficiency, max\(alone\) / together: (\d+\.\d\d)$", out, re.M)
+    assert float(printed.group(1)) == pytest.approx(max(alone) / together, abs=0.02)
 
 
 def test_auto_parallelism_prints_the_profilers_view(runs):
@@ -203,7 +198,6 @@ def test_auto_parallelism_json(runs):
     assert 0 < values["parallel_eff"] <= 1.5, values
     assert values["parallel_eff"] == pytest.approx(max(values["t_alone_0"], values["t_alone_1"])
                                                    / values["t_together"])
-    assert 0.2 < values["slowdown_0"] < 10 and 0.2 < values["slowdown_1"] < 10
 
 
 @pytest.mark.parametrize("name, short", [("auto_parallelism", "auto"), ("async_computation", "async"),
@@ -238,14 +232,9 @@ def test_async_computation_labels(runs):
     assert values["speedup_read_once"] == pytest.approx(values["t_read_each_step"] / values["t_read_once"])
 
 
-def auto_size_and_job_time(out):
-    (size,) = re.findall(r"^size: (\d+) \(--size auto: one job takes about 0\.3 s on this CPU\)$", out, re.M)
-    return int(size), float(re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M).group(1))
-
-
 def test_size_auto_is_chosen_by_timing_and_printed(runs):
     """--size auto (the default) picks, on a CPU context, the size at which one job takes about
-    0.3 s, prints it once and uses it. The bounds are loose (a shared machine's load changes
+    0.2 s, prints it once and uses it. The bounds are loose (a shared machine's load changes
     rates many times over), but a broken choice, such as the smallest or the largest size,
     fails them."""
     out, _ = ok(runs, "async_auto")
@@ -262,7 +251,7 @@ def test_parallelism_sweep_table_and_plot(runs):
     assert "sweeping the CPU only (two jobs = the contexts cpu(0) and cpu(1))" in out
     assert "size: 64 (the largest size swept on cpu(0) (" in out
     for n in (32, 64):
-        assert re.search(rf"^ +{n} +\d+\.\d+ (s|µs) +\d+\.\d+ (s|µs) +\d+\.\d\d +n/a +n/a +n/a$", out, re.M), out
+        assert re.search(rf"^ +{n} +\d+\.\d{{3}} +\d+\.\d{{3}} +\d+\.\d\d$", out, re.M), out
     never_claims_a_gpu(out)
     assert (tmp / "sweep" / "sweep.en.png").read_bytes() != (tmp / "sweep" / "sweep.tr.png").read_bytes()
     values = json.loads(ok(runs, "sweep_json")[0])
@@ -485,8 +474,8 @@ def test_choose_size_publishes_once_and_times_cpu_contexts(helpers, monkeypatch,
     seen = []
     monkeypatch.setattr(helpers, "cpu_size_for", lambda *args: seen.append(args) or 272)
     assert helpers.choose_size(auto, report(), helpers.cpu(1), largest=1024) == 272
-    assert seen == [(0.3, 50, 1024, helpers.cpu(1))]
-    assert "size: 272 (--size auto: one job takes about 0.3 s on this CPU)" in capsys.readouterr().out
+    assert seen == [(0.2, 50, 1024, helpers.cpu(1))]
+    assert "size: 272 (--size auto: one job takes about 0.2 s on this CPU)" in capsys.readouterr().out
 
 
 def test_cpu_size_for_aims_at_the_target_time(helpers):

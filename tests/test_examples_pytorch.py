@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, check_executed_notebook, check_shown_cells, ok, \
-    run_cases
+from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
+    check_shown_cells, ok, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
@@ -76,18 +76,17 @@ def rerun_json(name):
 
 
 def test_auto_parallelism_says_what_ran_where(runs):
-    """Without a GPU the reader is told so, sees two CPU jobs named by model, and no GPU figure."""
+    """Without a GPU the reader is told so, and that from one thread the two CPU jobs run one after
+    the other; sees them named by model, and no GPU figure."""
     out, tmp = ok(runs, "auto")
-    assert "--device cpu: two CPU jobs in two threads" in out and "TF32 is off" in out
-    assert "size: 48 (--size)" in out
+    assert re.search(r"^--device cpu: two CPU jobs \(\d+ threads each\)\. Eager PyTorch runs a CPU operation "
+                     r"before its call returns, so from one thread they run one after the other", out, re.M), out
+    assert "TF32 is off" in out and "size: 48 (--size)" in out
     for job in (0, 1):
-        assert re.search(rf"^cpu thread {job} \(.+\): 50 products of 48x48$", out, re.M), out
-        assert re.search(rf"^cpu thread {job} \(.+\) alone: ({TIME})$", out, re.M), out
-        assert re.search(rf"^  job {job} finished after ({TIME})$", out, re.M), out
+        assert re.search(rf"^cpu job {job} \(.+\): 50 products of 48x48$", out, re.M), out
+        assert re.search(rf"^cpu job {job} \(.+\) alone: ({TIME})$", out, re.M), out
     assert re.search(rf"^both together: ({TIME})$", out, re.M)
     assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    assert re.search(r"^slowdown of each job, its time together / alone: cpu thread 0 \(.+\) \d+\.\d\d, "
-                     r"cpu thread 1 \(.+\) \d+\.\d\d$", out, re.M)
     assert "the copy experiments need a GPU and are left out" in out
     assert "cuda" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
     for lang in ("en", "tr"):
@@ -102,7 +101,7 @@ def test_auto_parallelism_json(runs):
     values = json.loads(out)
     assert set(values) == DOCUMENTED["auto_parallelism"]
     assert (values["mode"], values["n_gpus"], values["products"], values["size"]) == ("cpu", 0, 50, 48)
-    assert values["job_sizes"] == [48, 48] and values["cpu_threads"] == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert values["job_sizes"] == [48, 48] and values["cpu_threads"] == len(os.sched_getaffinity(0))
     assert len(values["devices"]) == 1 and values["devices"][0].startswith("cpu (")
     assert all(values[k] is None for k in GPU_ONLY), {k: values[k] for k in GPU_ONLY if values[k] is not None}
     for key in ("t_alone_0", "t_alone_1", "t_together"):
@@ -112,8 +111,7 @@ def test_auto_parallelism_json(runs):
                                                    / values["t_together"])
 
     def sane(values):
-        return efficiencies_in_range(values, ["parallel_eff"]) and all(
-            0.1 < values[k] < 10 for k in ("slowdown_0", "slowdown_1"))
+        return efficiencies_in_range(values, ["parallel_eff"])
     if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
         values = rerun_json("auto_json")
     assert sane(values), values
@@ -146,13 +144,8 @@ def test_async_computation_json(runs):
     assert values["speedup_read_once"] == pytest.approx(values["t_read_each_step"] / values["t_read_once"])
 
 
-def auto_size_and_job_time(out):
-    (size,) = re.findall(r"^size: (\d+) \(--size auto: one job takes about 0\.3 s on this CPU\)$", out, re.M)
-    return int(size), float(re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M).group(1))
-
-
 def test_size_auto_on_the_cpu_is_chosen_by_timing(runs):
-    """--size auto (the default) picks, on the CPU, the size at which one job takes about 0.3 s,
+    """--size auto (the default) picks, on the CPU, the size at which one job takes about 0.2 s,
     prints it once and uses it. The bounds are loose (a shared machine's load changes rates
     many times over), but a broken choice, such as the smallest or the largest size, fails them."""
     size, t_job = auto_size_and_job_time(ok(runs, "async_auto")[0])
@@ -166,9 +159,9 @@ def test_parallelism_sweep_table_and_plot(runs):
     """The sweep prints one row per size and saves the efficiency plot in both languages."""
     out, tmp = ok(runs, "sweep")
     assert "--device cpu: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
-    assert re.search(r"size +one job +two at once +parallel eff", out)
+    assert re.search(r"^ +size +one job \(ms\) +two at once \(ms\) +parallel eff$", out, re.M), out
     for n in (32, 64):
-        assert re.search(rf"^ +{n} +\d+\.\d+ (s|µs) +\d+\.\d+ (s|µs) +\d+\.\d\d +n/a +n/a +n/a$", out, re.M), out
+        assert re.search(rf"^ +{n} +\d+\.\d{{3}} +\d+\.\d{{3}} +\d+\.\d\d$", out, re.M), out
     assert "cuda" not in out
     assert (tmp / "sweep" / "sweep.en.png").read_bytes() != (tmp / "sweep" / "sweep.tr.png").read_bytes()
 
@@ -304,13 +297,12 @@ def test_cpu_threads_are_fixed_in_every_lane(helpers):
         assert helpers.run_in_lane(5, torch.get_num_threads) == 2  # the lane's thread exists now
         helpers.use_cpu_threads(1)
         assert helpers.run_in_lane(5, torch.get_num_threads) == 1
-        assert helpers.cpu_threads_next_to_a_gpu() == max(1, len(os.sched_getaffinity(0)) - 1)
     finally:
         helpers.use_cpu_threads(before)
 
 
-def test_choose_size_publishes_once_and_times_the_cpu_in_the_lanes_thread(helpers, monkeypatch, capsys):
-    """--size N is used as given; auto is 4000 on a GPU and timed on the CPU in the job's own thread."""
+def test_choose_size_publishes_once_and_times_the_cpu(helpers, monkeypatch, capsys):
+    """--size N is used as given; auto is 4000 on a GPU and timed on the CPU."""
     import argparse
     import torch
     from common.report import Report
@@ -325,11 +317,10 @@ def test_choose_size_publishes_once_and_times_the_cpu_in_the_lanes_thread(helper
     auto = argparse.Namespace(size="auto")
     assert helpers.choose_size(auto, report(), torch.device("cuda", 0)) == 4000
     seen = []
-    monkeypatch.setattr(helpers, "cpu_size_for", lambda t, n, largest: seen.append(
-        (threading.current_thread().name, t, n, largest)) or 272)
-    assert helpers.choose_size(auto, report(), "cpu", lane=3, largest=1024) == 272
-    assert seen[0][0].startswith("lane3") and seen[0][1:] == (0.3, 50, 1024)
-    assert "size: 272 (--size auto: one job takes about 0.3 s on this CPU)" in capsys.readouterr().out
+    monkeypatch.setattr(helpers, "cpu_size_for", lambda t, n, largest: seen.append((t, n, largest)) or 272)
+    assert helpers.choose_size(auto, report(), "cpu", largest=1024) == 272
+    assert seen == [(0.2, 50, 1024)]
+    assert "size: 272 (--size auto: one job takes about 0.2 s on this CPU)" in capsys.readouterr().out
 
 
 def test_timeline_records_cpu_spans_on_one_clock(helpers):
@@ -350,7 +341,7 @@ def test_out_of_memory_errors_are_recognised(helpers):
 
 
 def test_cpu_is_named_by_model_and_gpus_respect_device_cpu(helpers):
-    assert helpers.name("cpu").startswith("cpu (") and helpers.name("cpu", 1).startswith("cpu thread 1 (")
+    assert helpers.name("cpu").startswith("cpu (") and helpers.name("cpu", 1).startswith("cpu job 1 (")
     assert helpers.gpus("cpu") == []
 
 

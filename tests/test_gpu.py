@@ -109,7 +109,7 @@ def test_published_gpu_figures_are_consistent(auto):
         assert 0.2 < values[f"{what}_best_frac"] <= 1.02, values
         assert 0.1 < values[f"{what}_achieved_frac"] <= 1.02, values
     assert values["overlap_eff"] > values["overlap_eff_same_stream"]
-    assert values["slowdown_0"] > 0 and values["slowdown_1"] > 0
+    assert 0.8 < values["parallel_eff"] <= 1.05, values  # one thread: the GPU job was only queued
 
 
 def test_peaks_are_read_through_nvml(helpers, gpu):

@@ -14,9 +14,9 @@
 
 The code comes from the recording, which is checked against the script it was made from, so the page
 never shows code that differs from ``examples/``. A stale or missing recording fails the build.
-``:hide-code:`` shows only the outputs (harness cells). Each tab offers two downloads: a zip that runs
-from an empty folder, and the executed notebook. The Turkish book writes measured numbers with a
-decimal comma.
+``:hide-code:`` shows only the outputs (harness cells). A page's first tab of each example and framework
+carries the stamp and two downloads: a zip that runs from an empty folder, and the executed notebook.
+The Turkish book writes measured numbers with a decimal comma.
 """
 
 from __future__ import annotations
@@ -79,14 +79,6 @@ def stamp_text(stamp: dict, language: str = "en") -> str:
     if stamp.get("example_args"):
         parts.append(_("options: %s") % stamp["example_args"])
     return " · ".join(parts)
-
-
-def stamp_mark(stamp: dict) -> str:
-    """The short form of a stamp, e.g. ``H200 · 2026-12-02``: the GPU the run used, or CPU."""
-    used = " ".join(devices_used(stamp))
-    gpu = next((name for name in stamp["machine"]["gpus"] if name in used), None)
-    where = gpu.removeprefix("NVIDIA ") if gpu else "CPU"
-    return f"{where} · {stamp['recorded_at'][:10]}"
 
 
 def chosen_outputs(cell: dict, language: str) -> list[dict]:
@@ -227,7 +219,7 @@ class ExampleDirective(SphinxDirective):
     """Framework tabs holding the chosen cells of one example, with outputs and a recording stamp.
 
     The first time a page shows an example of a framework, the tab carries the full stamp and the
-    downloads; later tabs of the same example carry a short mark that unfolds to the full stamp.
+    downloads; later tabs of the same example on that page carry neither.
     ``:hide-code:`` shows the cells' outputs without their code (harness cells).
     """
 
@@ -257,8 +249,11 @@ class ExampleDirective(SphinxDirective):
             shows_something = shows_something or bool(body)
             for path in recording.example.sources() + [recording.example.recording]:
                 self.env.note_dependency(str(path))
-            body += self.stamp_rst(recording, first=(framework, name) not in seen)
-            seen.add((framework, name))
+            if (framework, name) not in seen:
+                body += self.stamp_rst(recording)
+                seen.add((framework, name))
+            if not body:  # a later use that prints nothing here: an empty tab (a tab-item needs content)
+                body = [".."]
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
             lines += textwrap.indent("\n".join(body), "      ").splitlines() + [""]
         if not shows_something:
@@ -268,11 +263,9 @@ class ExampleDirective(SphinxDirective):
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
         return [container]
 
-    def stamp_rst(self, recording, first: bool) -> list[str]:
+    def stamp_rst(self, recording) -> list[str]:
+        """The full stamp of a recording and its two downloads."""
         stamp = recording.stamp
-        if not first:
-            text = stamp_text(stamp, self.env.config.language)
-            return [".. recording-stamp::", f"   :mark: {stamp_mark(stamp)}", "", f"   {text}", ""]
         here = Path(self.env.doc2path(self.env.docname)).parent
         links = [f":download:`{_('Download %s') % path.name} <{os.path.relpath(path, here)}>`"
                  for path in download_files(self.env, recording)]
@@ -280,48 +273,17 @@ class ExampleDirective(SphinxDirective):
                 ".. rst-class:: example-download", "", " · ".join(links), ""]
 
 
-class details(nodes.General, nodes.Element):
-    """An HTML ``<details>``: its first child is the ``summary``."""
-
-
-class summary(nodes.TextElement):
-    """The always visible line of a ``details``."""
-
-
-def visit_details(self, node) -> None:
-    self.body.append(self.starttag(node, "details"))
-
-
-def depart_details(self, node) -> None:
-    self.body.append("</details>\n")
-
-
-def visit_summary(self, node) -> None:
-    self.body.append(self.starttag(node, "summary", suffix=""))
-
-
-def depart_summary(self, node) -> None:
-    self.body.append("</summary>\n")
-
-
 class RecordingStampDirective(SphinxDirective):
-    """The stamp of a recorded run; with ``:mark:`` folded behind that short mark (a real ``<summary>``
-    text, so that screen readers and keyboards reach it)."""
+    """The stamp of a recorded run: a paragraph of class ``recording-stamp``."""
 
     has_content = True
-    option_spec = {"mark": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         holder = nodes.Element()
         self.state.nested_parse(self.content, self.content_offset, holder)
         stamp = holder[0]
         stamp["classes"].append("recording-stamp")
-        if "mark" not in self.options:
-            return [stamp]
-        folded = details(classes=["recording-mark"])
-        folded += summary(self.options["mark"], self.options["mark"])
-        folded += stamp
-        return [folded]
+        return [stamp]
 
 
 
@@ -384,8 +346,6 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
     app.add_directive("example", ExampleDirective)
     app.add_directive("recording-stamp", RecordingStampDirective)
-    app.add_node(details, html=(visit_details, depart_details))
-    app.add_node(summary, html=(visit_summary, depart_summary))
     app.add_role("measured", MeasuredRole())
     app.connect("builder-inited", check_all_recordings)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

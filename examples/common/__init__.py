@@ -3,7 +3,7 @@
 - options:  the command-line options every script takes (also read from
             EXAMPLE_ARGS inside a Jupyter kernel), ``--size N|auto``, one-line
             failures, and a hook that turns out-of-memory errors into one line.
-- stats:    medians, spreads, timing in turns, efficiencies, slowdowns, rates,
+- stats:    medians, spreads, timing in turns, efficiencies, rates,
             size choice, counting equal pairs (the copy check).
 - report:   publish measured figures once each (for --json and for myst-nb
             glue), timings with their spread, format times, draw each figure

@@ -28,7 +28,7 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "two_streams": "{device}: two jobs (two streams)",
         "two_threads": "{device}: two jobs (two threads)",
         "products_copies": "{device}: products + copies",
-        "cpu_thread": "cpu, thread {i}",
+        "cpu_job": "cpu, job {i}",
     },
     "tr": {
         "time_s": "zaman (sn)",
@@ -48,7 +48,7 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "two_streams": "{device}: iki iş (iki akış)",
         "two_threads": "{device}: iki iş (iki iş parçacığı)",
         "products_copies": "{device}: çarpımlar + kopyalar",
-        "cpu_thread": "cpu, iş parçacığı {i}",
+        "cpu_job": "cpu, iş {i}",
     },
 }
 

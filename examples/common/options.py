@@ -17,7 +17,7 @@ from typing import Callable, List, NoReturn, Optional, Sequence, Union
 #: ``--size auto`` on a GPU: the book's matrix side.
 GPU_SIZE = 4000
 #: ``--size auto`` on the CPU: one job (all its products) takes about this long.
-CPU_JOB_SECONDS = 0.3
+CPU_JOB_SECONDS = 0.2
 DEFAULT_SIZE = "auto"
 DEFAULT_REPEATS = 5
 DEVICE_CHOICES = ("auto", "cpu", "gpu")

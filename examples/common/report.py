@@ -35,6 +35,22 @@ def seconds(t: Optional[float]) -> str:
     return f"{t:.4f} s" if t >= 1e-3 else f"{t * 1e6:.1f} µs"
 
 
+# The columns of the sweep table: title, key of a row, how to write its value.
+SWEEP_COLUMNS = [("one job (ms)", "one", "ms"), ("two at once (ms)", "two", "ms"),
+                 ("parallel eff", "parallel_eff", "ratio"), ("copy (ms)", "copy", "ms"),
+                 ("run+copy (ms)", "both", "ms"), ("overlap eff", "overlap_eff", "ratio")]
+
+
+def sweep_table(rows: dict, copies: bool) -> str:
+    """The sweep's rows ({size: row}) as a table, every time in ms; the copy columns only with ``copies``."""
+    columns = [c for c in SWEEP_COLUMNS if copies or c[1] not in ("copy", "both", "overlap_eff")]
+    lines = ["  ".join([f"{'size':>6}"] + [f"{title:>{len(title)}}" for title, _, _ in columns])]
+    for size, row in rows.items():
+        cells = [f"{row[key] * 1e3:.3f}" if how == "ms" else fraction(row[key]) for _, key, how in columns]
+        lines.append("  ".join([f"{size:>6}"] + [f"{cell:>{len(title)}}" for cell, (title, _, _) in zip(cells, columns)]))
+    return "\n".join(lines)
+
+
 def timing(samples: Optional[Sequence[float]]) -> str:
     """Format a timing as its median with its spread: ``0.1310 s [0.1302-0.1333]``."""
     if not samples:

@@ -7,9 +7,6 @@ passes through: an efficiency of a missing time is None, never an error.
 Efficiencies:
 - parallel efficiency = max(T_i alone) / T_together. 1 means the jobs ran fully
   at the same time; 1/N means N jobs ran one after another.
-- slowdown of job i = T_i together / T_i alone (each job's own finish time),
-  so that a job slowed down by its company is seen even when it is not the
-  slowest.
 - overlap efficiency = max(T_compute, T_copy) / T_both. 1 means the copy hid
   completely behind the compute (or the other way round); max/(sum) means none.
 """
@@ -76,11 +73,6 @@ def parallel_efficiency(t_alone: Sequence[Number], t_together: Number) -> Number
     if not t_alone or not _known(*t_alone):
         return None
     return ratio(max(t_alone), t_together)
-
-
-def slowdown(t_alone: Number, t_together: Number) -> Number:
-    """T together / T alone for one job: 1 means its company did not slow it down."""
-    return ratio(t_together, t_alone)
 
 
 def overlap_efficiency(t_first: Number, t_second: Number, t_both: Number) -> Number:

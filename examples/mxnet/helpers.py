@@ -219,7 +219,11 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
         raise ValueError("clock must be 'host' or 'gpu'")
     cases = {label: case if callable(case) else dict(enumerate(case)) if isinstance(case, (list, tuple))
              else dict(case) for label, case in cases.items()}
-    timeline = Timeline() if clock == "gpu" or not all(map(callable, cases.values())) else None
+    # The profiler records which operators ran where: for the device time, the lanes' finish times,
+    # and the spans of work on several devices.
+    contexts = devices if isinstance(devices, (list, tuple)) else [devices]
+    profile = clock == "gpu" or not all(map(callable, cases.values())) or len(set(map(str, contexts))) > 1
+    timeline = Timeline() if profile else None
 
     def time_once(case):
         synchronize()  # earlier work must not be timed
@@ -263,6 +267,8 @@ def benchmark(cases, devices=(), wait=True, clock="host", per=1, repeats=None, w
     profiler). ``clock="gpu"`` takes the device's own busy time from the
     profiler instead: on a GPU and on CPU contexts alike, since the engine's
     workers run the operators apart from Python. ``per`` divides every sample.
+    With lanes, several devices or ``clock="gpu"``, each sample keeps the
+    operators the profiler saw (``spans``).
     """
     samples = measure(cases, devices, wait, clock, per, repeats, warmup)
     for label, values in samples.items():

@@ -19,7 +19,6 @@ no CUDA graphs to show. --size n|auto: the GELU input is an n x n matrix.
 # %% tags=["setup"]
 import json
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from mxnet import gluon, np, npx
 from mxnet.gluon import nn
 from common.hybridize import CHAIN, SMALL, STEPS, sweep_option
 from common.keys import HYBRIDIZE
-from common.report import seconds
 from common.stats import median, parallel_efficiency, speedup
 
 npx.set_np()
@@ -46,22 +44,11 @@ w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the 
 folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
 
 
-def timed(key, label, job, **how):
-    """helpers.benchmark one job (it prints), publish it as key; return the median."""
-    samples = helpers.benchmark({label: job}, [device], **how)[label]
-    report.publish_timing(key, samples)
-    return median(samples)
-
-
-def first_call(key, job):
-    """Time one call of job() (it builds the graph), its work included; print, publish."""
-    begin = time.perf_counter()
-    job()
-    helpers.synchronize([device])
-    took = time.perf_counter() - begin
-    print(f"first call (builds the graph): {seconds(took)}")
-    report.publish_timing(key, [took])
-    return took
+def published(key, samples):
+    """Publish the one case of ``samples`` (from helpers.benchmark) as key; return its median."""
+    (values,) = samples.values()
+    report.publish_timing(key, values)
+    return median(values)
 
 
 # %% tags=["imperative"]
@@ -73,17 +60,22 @@ class GELU(nn.HybridBlock):  # tanh approximation: nine elementwise operations
 
 gelu = GELU()
 x = helpers.rand(size, device)
-t_eager = timed("t_eager", "imperative, one operation at a time",
-                lambda: gelu(x))
+eager = helpers.benchmark(
+    {"imperative, one operation at a time": lambda: gelu(x)}, device)
 
 # %% tags=["compile"]
 compiled = GELU()
 compiled.hybridize(static_alloc=True, static_shape=True)  # graph on 1st call
-t_compile = first_call("t_compile", lambda: compiled(x))
-t_compiled = timed("t_compiled", "hybridized, one graph", lambda: compiled(x))
+first = helpers.benchmark(
+    {"first call (builds the graph)": lambda: compiled(x)},
+    device, repeats=1, warmup=0)
+fused = helpers.benchmark(
+    {"hybridized, one graph": lambda: compiled(x)}, device)
 print("same result:", bool(np.allclose(compiled(x), gelu(x), atol=1e-5)))
 
 # %% tags=["compile-harness"]
+t_eager, t_compile, t_compiled = (published(key, samples) for key, samples in
+                                  (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)))
 speedup_compiled = speedup(t_eager, t_compiled)
 saved = t_eager - t_compiled
 breakeven_calls = round(t_compile / saved) if saved > 0 else None
@@ -144,10 +136,14 @@ report.publish_all({"speedup_graph": speedup(median(t["imperative loop"]),
                     "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
 
 # %% tags=["reduce-overhead"]
-print("MXNet: hybridize(static_alloc=True, static_shape=True) above is the "
-      "nearest counterpart; on a supported GPU, MXNET_ENABLE_CUDA_GRAPHS=1 "
-      "makes it replay CUDA graphs. Not run here: this twin runs on CPU "
-      "contexts.")
+# MXNet's nearest counterpart is hybridize(static_alloc=True,
+# static_shape=True) above. On a GPU that MXNet supports,
+# MXNET_ENABLE_CUDA_GRAPHS=1 makes it replay CUDA graphs; this example
+# runs on CPU contexts, so it has nothing to replay.
+
+# %% tags=["reduce-overhead-harness"]
+if not gpus:
+    print("CPU contexts: no CUDA graphs to replay; skipped.")
 
 
 # %% tags=["streams"]

@@ -15,7 +15,7 @@ cpu(0), one on cpu(1), two contexts of the same processor) and (b), on a GPU,
 products next to device-to-host copies. Needs nothing but a CPU; uses the
 first GPU that MXNet can use, if there is one. The GPU sweeps 64 ... --size
 (auto: 4000); the CPU sweeps 64 ... the size at which one job takes about
-0.3 s (at most 1024), or --size if given (at most 1024). --sizes 64,256,1024
+0.2 s (at most 1024), or --size if given (at most 1024). --sizes 64,256,1024
 sets the sizes for both; --device gpu sweeps only the GPU.
 """
 
@@ -24,6 +24,7 @@ import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from mxnet import np, npx
 from common.keys import PARALLELISM_SWEEP
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, size_list
+from common.report import sweep_table
 from common.plots import draw_efficiency
 from common.stats import median, overlap_efficiency, parallel_efficiency
 
@@ -46,7 +47,7 @@ devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --d
 
 def largest(d):
     """The largest size to sweep on device d: --size (on the CPU at most CPU_LARGEST), or for
-    --size auto 4000 on a GPU and on the CPU the size at which one job takes about 0.3 s."""
+    --size auto 4000 on a GPU and on the CPU the size at which one job takes about 0.2 s."""
     if options.size != "auto":
         return options.size if d in gpus else min(options.size, CPU_LARGEST)
     if d in gpus:
@@ -81,7 +82,8 @@ def measure_size(d, n):
     """One row of the table: device d, matrix size n; the cases are timed in turns."""
     x = helpers.rand(n, d)
     x_other = x if d in gpus else x.copyto(helpers.cpu(1))  # a GPU: the same context
-    cases = {"one": lambda: run(x), "two": lambda: (run(x), run(x_other))}  # queued; the engine runs them
+    cases = {"one": lambda: run(x),  # two: queued product by product; the engine runs them side by side
+             "two": lambda: [a.dot(a) for _ in range(helpers.PRODUCTS) for a in (x, x_other)]}
     if d in gpus:
         y = run(x)  # results to copy, computed once
         pinned = [np.empty(y_i.shape, ctx=npx.cpu_pinned()) for y_i in y]
@@ -95,13 +97,9 @@ def measure_size(d, n):
 
 table = {}  # (device, size) -> row
 for d in devices:
-    print(f"{helpers.name(d)}:\n{'size':>6} {'one job':>10} {'two at once':>12} {'parallel eff':>13}"
-          f" {'copy':>10} {'run+copy':>10} {'overlap eff':>12}")
-    for n in sizes[d]:
-        row = table[d, n] = measure_size(d, n)
-        print(f"{n:>6} {helpers.seconds(row['one']):>10} {helpers.seconds(row['two']):>12} "
-              f"{helpers.fraction(row['parallel_eff']):>13} {helpers.seconds(row['copy']):>10} "
-              f"{helpers.seconds(row['both']):>10} {helpers.fraction(row['overlap_eff']):>12}")
+    rows = {n: measure_size(d, n) for n in sizes[d]}
+    table.update({(d, n): row for n, row in rows.items()})
+    print(f"{helpers.name(d)}:\n{sweep_table(rows, copies=d in gpus)}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
 report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],

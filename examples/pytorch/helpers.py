@@ -23,7 +23,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware  # noqa: E402
-from common.machine import cpu_count, cpu_model, device_label  # noqa: E402
+from common.machine import cpu_model, device_label  # noqa: E402
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options  # noqa: E402
 from common.report import Report, fraction, seconds, timing  # noqa: E402,F401
 from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
@@ -97,15 +97,15 @@ def cpu():
     return torch.device("cpu")
 
 
-def name(device, thread=None):
+def name(device, job=None):
     """How the output names a device: ``cuda:0 (NVIDIA H200)``, ``cpu (AMD EPYC ...)``.
 
-    ``thread`` tells apart several jobs on the same CPU: ``cpu thread 0 (...)``.
+    ``job`` tells apart several jobs on the same CPU: ``cpu job 0 (...)``.
     """
     device = torch.device(device)
     if device.type == "cuda":
         return device_label(f"cuda:{device.index or 0}", torch.cuda.get_device_name(device))
-    label = "cpu" if thread is None else f"cpu thread {thread}"
+    label = "cpu" if job is None else f"cpu job {job}"
     return device_label(label, cpu_model())
 
 
@@ -132,8 +132,13 @@ def rand(size, device):
 
 
 def count_equal(hosts, results):
-    """How many host copies equal their device results, pair by pair (the copy check)."""
-    return _count_equal(zip(hosts, results), lambda h, r: torch.equal(h, r.to(h.device)))
+    """How many host copies equal their device results, pair by pair (the copy check).
+
+    Each host copy goes back to its result's device for the comparison: a pinned
+    buffer moves at the link's speed, where a fresh host copy of the result would
+    wait for new host memory.
+    """
+    return _count_equal(zip(hosts, results), lambda h, r: torch.equal(h.to(r.device), r))
 
 
 # Threads of their own -----------------------------------------------------
@@ -312,21 +317,19 @@ def cpu_size_for(seconds_target, products, largest):
     return size
 
 
-def choose_size(options, report, device, lane=None, largest=GPU_SIZE):
+def choose_size(options, report, device, largest=GPU_SIZE):
     """The matrix side of a job: print it and publish it (once) as ``size``.
 
     ``--size N`` gives N. ``--size auto`` gives GPU_SIZE on a GPU, and on the
     CPU the size at which one job of PRODUCTS products takes about
-    CPU_JOB_SECONDS, timed in ``lane``'s thread if given (at most ``largest``).
+    CPU_JOB_SECONDS (at most ``largest``).
     """
     if options.size != "auto":
         size, how = options.size, "--size"
     elif torch.device(device).type == "cuda":
         size, how = GPU_SIZE, "--size auto on a GPU"
     else:
-        def choose():
-            return cpu_size_for(CPU_JOB_SECONDS, PRODUCTS, largest)
-        size = choose() if lane is None else run_in_lane(lane, choose)
+        size = cpu_size_for(CPU_JOB_SECONDS, PRODUCTS, largest)
         how = f"--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU"
     _settings["size"] = size
     print(f"size: {size} ({how})")
@@ -334,19 +337,14 @@ def choose_size(options, report, device, lane=None, largest=GPU_SIZE):
     return size
 
 
-def cpu_size_like_gpu(gpu, size, lane):
+def cpu_size_like_gpu(gpu, size):
     """The CPU size whose job takes as long as the GPU's job at ``size``.
 
-    The GPU's rate is measured here; the CPU's in ``lane``'s own thread, with
-    the thread count that the CPU job will have.
+    Both rates are measured here, the CPU's with the thread count that the
+    CPU job will have.
     """
     t_gpu = matmul_flops(size, PRODUCTS) / matmul_rate(gpu, size)
-    return run_in_lane(lane, lambda: cpu_size_for(t_gpu, PRODUCTS, size))
-
-
-def cpu_threads_next_to_a_gpu():
-    """CPU threads for a CPU job next to a GPU job: every core but one, which feeds the GPU."""
-    return max(1, cpu_count() - 1)
+    return cpu_size_for(t_gpu, PRODUCTS, size)
 
 
 # Limits -------------------------------------------------------------------

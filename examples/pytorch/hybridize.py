@@ -20,7 +20,6 @@ and skips them.
 
 # %% tags=["setup"]
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -48,22 +47,11 @@ w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the 
 folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
 
 
-def timed(key, label, job, **how):
-    """helpers.benchmark one job (it prints), publish it as key; return the median."""
-    samples = helpers.benchmark({label: job}, [device], **how)[label]
-    report.publish_timing(key, samples)
-    return median(samples)
-
-
-def first_call(key, job):
-    """Time one call of job() (it compiles), its work included; print, publish."""
-    begin = time.perf_counter()
-    job()
-    helpers.synchronize([device])
-    seconds = time.perf_counter() - begin
-    print(f"first call (compiles): {helpers.seconds(seconds)}")
-    report.publish_timing(key, [seconds])
-    return seconds
+def published(key, samples):
+    """Publish the one case of ``samples`` (from helpers.benchmark) as key; return its median."""
+    (values,) = samples.values()
+    report.publish_timing(key, values)
+    return median(values)
 
 
 # %% tags=["imperative"]
@@ -73,15 +61,19 @@ def gelu(x):  # GELU, tanh approximation: nine elementwise operations
 
 
 x = helpers.rand(size, device)
-t_eager = timed("t_eager", "eager, one operation at a time", lambda: gelu(x))
+eager = helpers.benchmark({"eager, one operation at a time": lambda: gelu(x)},
+                          device)
 
 # %% tags=["compile"]
 compiled = torch.compile(gelu)  # TorchDynamo captures, Inductor generates code
-t_compile = first_call("t_compile", lambda: compiled(x))
-t_compiled = timed("t_compiled", "compiled, fused", lambda: compiled(x))
+first = helpers.benchmark({"first call (compiles)": lambda: compiled(x)},
+                          device, repeats=1, warmup=0)
+fused = helpers.benchmark({"compiled, fused": lambda: compiled(x)}, device)
 print("same result:", torch.allclose(compiled(x), gelu(x), atol=1e-5))
 
 # %% tags=["compile-harness"]
+t_eager, t_compile, t_compiled = (published(key, samples) for key, samples in
+                                  (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)))
 speedup_compiled = speedup(t_eager, t_compiled)
 saved = t_eager - t_compiled
 breakeven_calls = round(t_compile / saved) if saved > 0 else None
@@ -142,8 +134,15 @@ else:
 # %% tags=["reduce-overhead"]
 if on_gpu:
     automatic = torch.compile(loop, mode="reduce-overhead")  # + CUDA graphs
-    first_call("t_ro_compile", lambda: automatic(y0, w))
-    timed("t_loop_reduce_overhead", "compiled loop", lambda: automatic(y0, w))
+    run = lambda: automatic(y0, w)  # noqa: E731
+    first_ro = helpers.benchmark({"first call (compiles)": run},
+                                 device, repeats=1, warmup=0)
+    ro = helpers.benchmark({"compiled loop": run}, device)
+
+# %% tags=["reduce-overhead-harness"]
+if on_gpu:
+    published("t_ro_compile", first_ro)
+    published("t_loop_reduce_overhead", ro)
 else:
     print("CPU: reduce-overhead adds CUDA graphs, which need a GPU; skipped.")
 

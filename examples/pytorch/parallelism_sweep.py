@@ -13,7 +13,7 @@ independent jobs at once against one alone (two CUDA streams on a GPU, two
 threads on the CPU) and (b), on a GPU, products next to device-to-host copies
 on a side stream. Needs nothing but a CPU; uses the first GPU if there is one.
 The GPU sweeps 64 ... --size (auto: 4000); the CPU sweeps 64 ... the size at
-which one job takes about 0.3 s (at most 1024), or --size if given (at most
+which one job takes about 0.2 s (at most 1024), or --size if given (at most
 1024). --sizes 64,256,1024 sets the sizes for both; --device gpu sweeps only
 the GPU.
 """
@@ -26,6 +26,7 @@ from common.i18n import text
 from common.keys import PARALLELISM_SWEEP
 from common.machine import cpu_count
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, no_gpu_reason, size_list
+from common.report import sweep_table
 from common.plots import draw_efficiency
 from common.stats import median, overlap_efficiency, parallel_efficiency
 
@@ -49,7 +50,7 @@ helpers.use_cpu_threads(cpu_count())  # one CPU job may use every core, as one G
 
 def largest(d):
     """The largest size to sweep on device d: --size (on the CPU at most CPU_LARGEST), or for
-    --size auto 4000 on a GPU and on the CPU the size at which one job takes about 0.3 s."""
+    --size auto 4000 on a GPU and on the CPU the size at which one job takes about 0.2 s."""
     if options.size != "auto":
         return options.size if d.type == "cuda" else min(options.size, CPU_LARGEST)
     if d.type == "cuda":
@@ -110,13 +111,9 @@ def measure_size(d, n, streams):
 table = {}  # (device, size) -> row
 for d in devices:
     streams = [torch.cuda.Stream(d) for _ in range(2)] if d.type == "cuda" else None
-    print(f"{helpers.name(d)}:\n{'size':>6} {'one job':>10} {'two at once':>12} {'parallel eff':>13}"
-          f" {'copy':>10} {'run+copy':>10} {'overlap eff':>12}")
-    for n in sizes[d]:
-        row = table[d, n] = measure_size(d, n, streams)
-        print(f"{n:>6} {helpers.seconds(row['one']):>10} {helpers.seconds(row['two']):>12} "
-              f"{helpers.fraction(row['parallel_eff']):>13} {helpers.seconds(row['copy']):>10} "
-              f"{helpers.seconds(row['both']):>10} {helpers.fraction(row['overlap_eff']):>12}")
+    rows = {n: measure_size(d, n, streams) for n in sizes[d]}
+    table.update({(d, n): row for n, row in rows.items()})
+    print(f"{helpers.name(d)}:\n{sweep_table(rows, copies=d.type == 'cuda')}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
 report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],
