@@ -40,7 +40,8 @@ def tab_downloads(lang: str) -> dict[tuple[str, str], list[Path]]:
                     path = (page.parent / unquote(link["href"])).resolve()
                     name = path.name.rsplit("-", 1)[0]
                     found.setdefault((framework, name), []).append(path)
-    return found
+    # An example shown on several pages links the same two files from each of them.
+    return {key: sorted(set(paths)) for key, paths in found.items()}
 
 
 @pytest.fixture(scope="module", params=LANGUAGES)

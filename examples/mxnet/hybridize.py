@@ -148,7 +148,8 @@ if not gpus:
 
 # %% tags=["streams"]
 def two_streams(jobs):
-    """Queue every job; the engine runs jobs on different contexts at once."""
+    """Queue the jobs one after the other, one context each; their
+    products share the CPU contexts' few workspaces and take turns."""
     return [job() for job in jobs]
 
 
@@ -179,7 +180,7 @@ for n in options.sweep:
                                               median(t[f"{mode}_both"])))
     print(f"n={n}: parallel efficiency imperative {effs['eager'][-1]:.2f}, "
           f"hybridized {effs['graph'][-1]:.2f}")
-print("The timeline of two CUDA streams is drawn by the PyTorch twin on a GPU.")
+print("The PyTorch version draws the timeline of two CUDA streams on a GPU.")
 report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
                     "graph_parallel_eff": effs["graph"],
                     "small_size": options.sweep[0], "large_size": options.sweep[-1],

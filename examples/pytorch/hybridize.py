@@ -134,10 +134,10 @@ else:
 # %% tags=["reduce-overhead"]
 if on_gpu:
     automatic = torch.compile(loop, mode="reduce-overhead")  # + CUDA graphs
-    run = lambda: automatic(y0, w)  # noqa: E731
-    first_ro = helpers.benchmark({"first call (compiles)": run},
-                                 device, repeats=1, warmup=0)
-    ro = helpers.benchmark({"compiled loop": run}, device)
+    first_ro = helpers.benchmark(
+        {"first call (compiles)": lambda: automatic(y0, w)},
+        device, repeats=1, warmup=0)
+    ro = helpers.benchmark({"compiled loop": lambda: automatic(y0, w)}, device)
 
 # %% tags=["reduce-overhead-harness"]
 if on_gpu:
