@@ -42,6 +42,15 @@ def two_runs(ident_key: str) -> tuple[float | None, float]:
     return (ast.literal_eval(previous["glue"][key]) if previous else None), current
 
 
+def two_runs_at(ident_key: str) -> tuple[str, str] | None:
+    """When the previous run and this recording of the value's example were made, to the minute (UTC)."""
+    recording = load_recording(Example.parse(ROOT / "examples", ident_key.split("::")[0]))
+    previous = load_previous(recording)
+    if previous is None:
+        return None
+    return tuple(at[:16].replace("T", " ") for at in (previous["recorded_at"], recording.stamp["recorded_at"]))
+
+
 def noisy(previous: float | None, current: float) -> bool:
     return previous is not None and abs(current / previous - 1) > 0.03
 
@@ -89,6 +98,12 @@ def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: st
         shown_percent = f"%{percent.replace('.', ',')}" if lang == "tr" else f"{percent}\N{NO-BREAK SPACE}%"
         assert shown_percent in row[3], (row, value)
         assert (NOISY_WORD[lang] in row[3]) == noisy(previous, current), (row, value, previous, current)
+    # Under the table, each pair of runs once: the times of both runs, to the minute.
+    pairs = {(two_runs_at(value)) for _, value in table_rows(lang)} - {None}
+    note = page.select_one("p.reproducibility-runs").get_text()
+    sentences = [s for s in note.split("(UTC).") if s.strip()]
+    assert len(sentences) == len(pairs), note
+    assert all(before in note and now in note for before, now in pairs), (note, pairs)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -124,3 +139,12 @@ def test_previous_runs_are_stamps_of_the_same_code():
         previous = json.loads(path.read_text(encoding="utf-8"))
         assert load_previous(recording) == previous, f"{path.name} was made from other sources"
         assert previous["recorded_at"] < recording.stamp["recorded_at"]
+
+
+def test_one_record_step_is_one_pair_of_runs_even_when_its_examples_end_seconds_apart():
+    """Two examples of the same pair of record steps, stamped seconds apart, make one sentence under the table."""
+    from reproducibility import run_pair
+    first = run_pair({"recorded_at": "2026-12-03T13:22:18+00:00"}, {"recorded_at": "2026-12-03T13:24:16+00:00"})
+    second = run_pair({"recorded_at": "2026-12-03T13:22:19+00:00"}, {"recorded_at": "2026-12-03T13:24:17+00:00"})
+    assert first == second == ("2026-12-03 13:22", "2026-12-03 13:24")
+    assert run_pair({"recorded_at": "2026-12-03T13:36:04+00:00"}, {"recorded_at": "2026-12-03T13:36:44+00:00"}) != first

@@ -65,13 +65,13 @@ class Reproducibility(SphinxDirective):
                 if is_noisy(before, current):
                     change += " " + _("(noisy)")
                 cells = [label.strip(), self.number(before), self.number(current), change]
-                runs.add((previous["recorded_at"], recording.stamp["recorded_at"]))
+                runs.add(run_pair(previous, recording.stamp))
             rows.append(cells)
         table = text_table("reproducibility", headers, (10, 3, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
         for before, now in sorted(runs):
             note += nodes.Text(_("Previous run recorded %(before)s; this recording %(now)s (UTC). ")
-                               % {"before": before[:16].replace("T", " "), "now": now[:16].replace("T", " ")})
+                               % {"before": before, "now": now})
         return [table, note] if runs else [table]
 
     def number(self, value: float) -> str:
@@ -85,6 +85,12 @@ class Reproducibility(SphinxDirective):
         if self.env.config.language == "tr":
             return f"{sign}%{local_number(digits, 'tr')}"
         return f"{sign}{digits}\N{NO-BREAK SPACE}%"
+
+
+def run_pair(previous: dict, current: dict) -> tuple[str, str]:
+    """When two runs were recorded, to the minute (UTC): the examples of one record step finish
+    seconds apart, and the note under the table names each pair of steps once."""
+    return tuple(stamp["recorded_at"][:16].replace("T", " ") for stamp in (previous, current))
 
 
 def setup(app: Sphinx) -> dict:
