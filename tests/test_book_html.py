@@ -281,6 +281,8 @@ def synthetic_project(tmp_path: Path) -> Path:
                 {"output_type": "display_data", "metadata": {"book_language": "tr"},
                  "data": {"image/png": PNG, "text/plain": "<Figure>"}}]},
             {"cell_type": "code", "metadata": {"tags": ["quiet"]}, "source": "publish()\n", "outputs": []},
+            {"cell_type": "code", "metadata": {"tags": ["gpu-only"]}, "source": "time_copies()\n", "outputs": [
+                {"output_type": "stream", "name": "stdout", "text": "copied\n"}] if framework == "pytorch" else []},
         ]
         stamp = {"source_sha256": example.source_hash(), "recorded_at": "2026-12-01T10:00:00+00:00",
                  "runtime_s": 1.25, "machine": {"gpus": [], "cpu": "Some CPU", "cpu_threads": 2},
@@ -306,6 +308,10 @@ def synthetic_project(tmp_path: Path) -> Path:
            :cells: plot
            :hide-code:
            :alt: A chart.
+
+        .. example:: tiny
+           :cells: gpu-only
+           :hide-code:
         """))
     return tmp_path
 
@@ -335,7 +341,7 @@ def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books,
     """A :hide-code: example shows its outputs without code; of a figure drawn per language, each book
     shows its own (SVG in English here, PNG in Turkish); the later use of the example carries no stamp,
     no short mark and no downloads."""
-    first, second = synthetic_books[lang].select("div.example")
+    first, second, _ = synthetic_books[lang].select("div.example")
     for panel in first.select(".sd-tab-content"):
         assert [pre.get_text() for pre in panel.select(".example-code pre")] == ["x = 1\n"]
         assert len(panel.select("a.download")) == 2 and not panel.select("details")
@@ -350,6 +356,19 @@ def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books,
         assert len(images) == 1 and images[0]["src"].startswith(kind), [i["src"][:30] for i in images]
         assert ("example-svg" in images[0]["class"]) == (lang == "en")
         assert not panel.select("a.download, .recording-stamp, details"), "a later use repeats the stamp"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_tab_whose_cells_print_nothing_says_so(synthetic_books, lang):
+    """A hidden cell that prints in one framework only: the other tab says, in the book's language, that
+    its version prints nothing here, instead of standing empty."""
+    gpu_only = synthetic_books[lang].select("div.example")[2]
+    pytorch, mxnet = gpu_only.select(".sd-tab-content")
+    assert [pre.get_text() for pre in pytorch.select(".example-output pre")] == ["copied\n"]
+    assert not pytorch.select(".example-nothing")
+    assert not mxnet.select(".example-output")
+    assert mxnet.select_one(".example-nothing").get_text(strip=True) == {
+        "en": "The MXNet version prints nothing here.", "tr": "MXNet sürümü burada hiçbir şey yazdırmaz."}[lang]
 
 
 def test_measured_role_formats_with_the_books_separators_and_units(synthetic_books):

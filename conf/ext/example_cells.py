@@ -252,8 +252,9 @@ class ExampleDirective(SphinxDirective):
             if (framework, name) not in seen:
                 body += self.stamp_rst(recording)
                 seen.add((framework, name))
-            if not body:  # a later use that prints nothing here: an empty tab (a tab-item needs content)
-                body = [".."]
+            if not body:  # a later use that prints nothing in this framework: say so, not an empty tab
+                body = [".. rst-class:: example-nothing", "",
+                        _("The %s version prints nothing here.") % FRAMEWORK_TITLES[framework], ""]
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
             lines += textwrap.indent("\n".join(body), "      ").splitlines() + [""]
         if not shows_something:
