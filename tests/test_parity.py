@@ -41,7 +41,7 @@ def test_parity_check_notices_code_hidden_in_one_language(tmp_path: Path):
     en, tr = tmp_path / "en", tmp_path / "tr"
     shutil.copytree(DOCS / "en", en)
     shutil.copytree(DOCS / "en", tr)
-    page = tr / "chapter_computational-performance" / "async-computation.rst"
+    page = tr / "chapter_computational-performance" / "auto-parallelism.rst"
     text = page.read_text()
     assert text.count("   :hide-code:\n") > 1, "the page hides no harness cell"
     page.write_text(text.replace("   :hide-code:\n", "", 1))

@@ -47,7 +47,7 @@ def published(keys) -> list:
 # Keys of further examples follow below.
 HYBRIDIZE = [
     "devices", "t_eager", "t_compile", "t_compiled", "speedup_compiled", "breakeven_calls",
-    "export_files", "export_matches", "t_loop_eager", "t_loop_graph", "t_step_frontend",
+    "export_files", "export_matches", "t_loop_eager", "t_loop_graph",
     "t_step_backend", "t_step_backend_graph", "speedup_graph", "graph_matches",
     "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff",
     "graph_parallel_eff", "small_size", "small_eager_eff", "small_graph_eff", "large_size",
