@@ -24,6 +24,7 @@ class ExampleUse:
     cells: tuple[str, ...]
     alt: str = ""
     hide_code: bool = False  # the :hide-code: flag: outputs shown, code not
+    frameworks: tuple[str, ...] = ()  # the :frameworks: option: only these tabs (empty: all)
 
 
 @dataclass
@@ -43,7 +44,7 @@ def page_facts(text: str) -> PageFacts:
     for match in EXAMPLE.finditer(text):
         options = dict(OPTION.match(line.strip()).groups() for line in match.group(3).splitlines())
         facts.examples.append(ExampleUse(match.group(2), tuple(options.get("cells", "").split()), options.get("alt", ""),
-                                         "hide-code" in options))
+                                         "hide-code" in options, tuple(options.get("frameworks", "").split())))
     facts.sections = len(SECTION_UNDERLINE.findall(text))
     return facts
 
@@ -59,7 +60,7 @@ def comparable(facts: PageFacts) -> dict:
         "labels": facts.labels,
         "citations": facts.citations,
         "figures": facts.figures,
-        "examples": [(e.name, e.cells, e.hide_code) for e in facts.examples],
+        "examples": [(e.name, e.cells, e.hide_code, e.frameworks) for e in facts.examples],
         "sections": facts.sections,
     }
 

@@ -57,8 +57,9 @@ def test_every_page_is_built_in_its_language_without_unresolved_references(lang:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_example_cells_show_code_outputs_images_and_stamp(lang: str):
-    """Every example on every page shows, in PyTorch and MXNet tabs, each cell's recorded outputs and its
-    code (none with :hide-code:), and only the figures drawn for the page's language."""
+    """Every example on every page shows, in PyTorch and MXNet tabs (or the ones :frameworks: names), each
+    cell's recorded outputs and its code (none with :hide-code:), and only the figures drawn for the page's
+    language."""
     shown = 0
     for page, facts in PAGES[lang].items():
         if not facts.examples:
@@ -66,10 +67,11 @@ def test_example_cells_show_code_outputs_images_and_stamp(lang: str):
         blocks = soup(lang, page).select("div.example")
         assert len(blocks) == len(facts.examples), f"{lang}/{page}: examples shown vs. written"
         for block, use in zip(blocks, facts.examples):
+            frameworks = [f for f in FRAMEWORKS if not use.frameworks or f in use.frameworks]
             labels = [label.get_text(strip=True) for label in block.select(".sd-tab-label")]
-            assert labels == [FRAMEWORK_TITLES[f] for f in FRAMEWORKS], f"{lang}/{page} {use.name}"
+            assert labels == [FRAMEWORK_TITLES[f] for f in frameworks], f"{lang}/{page} {use.name}"
             panels = block.select(".sd-tab-content")
-            for framework, panel in zip(FRAMEWORKS, panels):
+            for framework, panel in zip(frameworks, panels):
                 recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{use.name}"))
                 code = [normalised(pre.get_text()) for pre in panel.select(".example-code pre")]
                 outputs = [normalised(pre.get_text()) for pre in panel.select(".example-output pre")]
@@ -312,6 +314,11 @@ def synthetic_project(tmp_path: Path) -> Path:
         .. example:: tiny
            :cells: gpu-only
            :hide-code:
+
+        .. example:: tiny
+           :cells: gpu-only
+           :hide-code:
+           :frameworks: pytorch
         """))
     return tmp_path
 
@@ -341,7 +348,7 @@ def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books,
     """A :hide-code: example shows its outputs without code; of a figure drawn per language, each book
     shows its own (SVG in English here, PNG in Turkish); the later use of the example carries no stamp,
     no short mark and no downloads."""
-    first, second, _ = synthetic_books[lang].select("div.example")
+    first, second, *_ = synthetic_books[lang].select("div.example")
     for panel in first.select(".sd-tab-content"):
         assert [pre.get_text() for pre in panel.select(".example-code pre")] == ["x = 1\n"]
         assert len(panel.select("a.download")) == 2 and not panel.select("details")
@@ -369,6 +376,30 @@ def test_a_tab_whose_cells_print_nothing_says_so(synthetic_books, lang):
     assert not mxnet.select(".example-output")
     assert mxnet.select_one(".example-nothing").get_text(strip=True) == {
         "en": "The MXNet version prints nothing here.", "tr": "MXNet sürümü burada hiçbir şey yazdırmaz."}[lang]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_frameworks_option_shows_only_the_named_tabs(synthetic_books, lang):
+    """``:frameworks: pytorch`` on a cell that runs in one framework only: one tab, no empty MXNet tab."""
+    one_tab = synthetic_books[lang].select("div.example")[3]
+    assert [label.get_text(strip=True) for label in one_tab.select("label.sd-tab-label")] == ["PyTorch"]
+    assert [pre.get_text() for pre in one_tab.select(".example-output pre")] == ["copied\n"]
+    assert not one_tab.select(".example-nothing")
+
+
+def test_frameworks_option_rejects_an_unknown_framework(tmp_path):
+    """A framework the book does not have fails the build and names the ones it has."""
+    import subprocess
+    import sys
+
+    project = synthetic_project(tmp_path)
+    index = project / "docs" / "index.rst"
+    index.write_text(index.read_text().replace(":frameworks: pytorch", ":frameworks: jax"))
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
+                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
+                            str(project / "html")], capture_output=True, text=True, timeout=300)
+    assert built.returncode != 0
+    assert ":frameworks: takes some of pytorch, mxnet, not jax" in built.stderr, built.stderr
 
 
 def test_measured_role_formats_with_the_books_separators_and_units(synthetic_books):

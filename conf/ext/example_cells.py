@@ -220,12 +220,14 @@ class ExampleDirective(SphinxDirective):
 
     The first time a page shows an example of a framework, the tab carries the full stamp and the
     downloads; later tabs of the same example on that page carry neither.
-    ``:hide-code:`` shows the cells' outputs without their code (harness cells).
+    ``:hide-code:`` shows the cells' outputs without their code (harness cells). ``:frameworks:``
+    names the tabs to show, for cells that can run in one framework only (GPU-only cells next to
+    an MXNet that has no GPU); the page says why the other tab is missing.
     """
 
     required_arguments = 1
     option_spec = {"cells": directives.unchanged_required, "alt": directives.unchanged,
-                   "hide-code": directives.flag}
+                   "hide-code": directives.flag, "frameworks": directives.unchanged_required}
 
     def run(self) -> list[nodes.Node]:
         name = self.arguments[0]
@@ -236,9 +238,13 @@ class ExampleDirective(SphinxDirective):
         show_code = "hide-code" not in self.options
         language = self.env.config.language
         seen = self.env.temp_data.setdefault("examples_shown", set())
+        frameworks = self.options.get("frameworks", " ".join(FRAMEWORKS)).split()
+        if not frameworks or set(frameworks) - set(FRAMEWORKS):
+            raise self.error(f"example {name}: :frameworks: takes some of {', '.join(FRAMEWORKS)}, "
+                             f"not {' '.join(frameworks) or 'nothing'}")
         lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
         shows_something = False
-        for framework in FRAMEWORKS:
+        for framework in [f for f in FRAMEWORKS if f in frameworks]:
             try:
                 recording = recording_for(self.env, framework, name)
                 body = [line for tag in tags for line in cell_rst(recording.cell(tag), alt, language, show_code)]
