@@ -323,6 +323,22 @@ def synthetic_project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def failed_synthetic_build(tmp_path: Path, edit) -> str:
+    """Build the synthetic project after ``edit`` (old page text -> new); assert that the build fails and
+    return what it printed on stderr."""
+    import subprocess
+    import sys
+
+    project = synthetic_project(tmp_path)
+    index = project / "docs" / "index.rst"
+    index.write_text(edit(index.read_text()))
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
+                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
+                            str(project / "html")], capture_output=True, text=True, timeout=300)
+    assert built.returncode != 0, "the broken page built"
+    return built.stderr
+
+
 @pytest.fixture(scope="module")
 def synthetic_books(tmp_path_factory) -> dict[str, BeautifulSoup]:
     import os
@@ -389,17 +405,8 @@ def test_frameworks_option_shows_only_the_named_tabs(synthetic_books, lang):
 
 def test_frameworks_option_rejects_an_unknown_framework(tmp_path):
     """A framework the book does not have fails the build and names the ones it has."""
-    import subprocess
-    import sys
-
-    project = synthetic_project(tmp_path)
-    index = project / "docs" / "index.rst"
-    index.write_text(index.read_text().replace(":frameworks: pytorch", ":frameworks: jax"))
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
-                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
-                            str(project / "html")], capture_output=True, text=True, timeout=300)
-    assert built.returncode != 0
-    assert ":frameworks: takes some of pytorch, mxnet, not jax" in built.stderr, built.stderr
+    stderr = failed_synthetic_build(tmp_path, lambda text: text.replace(":frameworks: pytorch", ":frameworks: jax"))
+    assert ":frameworks: takes some of pytorch, mxnet, not jax" in stderr, stderr
 
 
 def test_measured_role_formats_with_the_books_separators_and_units(synthetic_books):
@@ -413,30 +420,13 @@ def test_measured_role_formats_with_the_books_separators_and_units(synthetic_boo
 
 def test_measured_role_rejects_an_unknown_unit(tmp_path):
     """A unit the role does not know fails the build and names the units it knows."""
-    import subprocess
-    import sys
-
-    project = synthetic_project(tmp_path)
-    index = project / "docs" / "index.rst"
-    index.write_text(index.read_text().replace(":,.1f`", ":.1f ns`"))
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
-                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
-                            str(project / "html")], capture_output=True, text=True, timeout=300)
-    assert built.returncode != 0
-    assert "unknown unit 'ns'; write one of s, ms, µs" in built.stderr, built.stderr
+    stderr = failed_synthetic_build(tmp_path, lambda text: text.replace(":,.1f`", ":.1f ns`"))
+    assert "unknown unit 'ns'; write one of s, ms, µs" in stderr, stderr
 
 
 def test_a_hidden_cell_that_prints_nothing_fails_the_build(tmp_path):
     """A :hide-code: example whose cells print nothing in either framework would show only an empty box
     and a stamp: the build fails and says to leave it off the page."""
-    import subprocess
-    import sys
-
-    project = synthetic_project(tmp_path)
-    index = project / "docs" / "index.rst"
-    index.write_text(index.read_text() + "\n.. example:: tiny\n   :cells: quiet\n   :hide-code:\n")
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
-                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
-                            str(project / "html")], capture_output=True, text=True, timeout=300)
-    assert built.returncode != 0
-    assert "cells quiet print nothing in either framework" in built.stderr, built.stderr
+    stderr = failed_synthetic_build(
+        tmp_path, lambda text: text + "\n.. example:: tiny\n   :cells: quiet\n   :hide-code:\n")
+    assert "cells quiet print nothing in either framework" in stderr, stderr
