@@ -400,6 +400,12 @@ def test_scripts_run_under_numpy_2():
 
 @pytest.fixture(scope="module")
 def helpers():
+    # With torch already imported, MXNet's products on two contexts hang in this process (seen with
+    # test_examples_pytorch.py run first); fail at once and say why, rather than hang.
+    if "torch" in sys.modules:
+        pytest.fail("torch is already imported in this test process, and MXNet's products on two CPU contexts "
+                    "then hang here: run tests/test_examples_mxnet.py before anything that imports torch "
+                    "(make test does), or in a process of its own")
     if str(SCRIPTS) not in sys.path:
         sys.path.append(str(SCRIPTS))  # for its numpy_compat; appended, so the PyTorch helpers still win
     saved = dict(os.environ)
