@@ -323,18 +323,22 @@ def synthetic_project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def failed_synthetic_build(tmp_path: Path, edit) -> str:
-    """Build the synthetic project after ``edit`` (old page text -> new); assert that the build fails and
-    return what it printed on stderr."""
+def edited_synthetic_build(tmp_path: Path, edit):
+    """Build the English synthetic project after ``edit`` (old page text -> new); the finished process."""
     import subprocess
     import sys
 
     project = synthetic_project(tmp_path)
     index = project / "docs" / "index.rst"
     index.write_text(edit(index.read_text()))
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
-                            "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
-                            str(project / "html")], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
+                           "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
+                           str(project / "html")], capture_output=True, text=True, timeout=300)
+
+
+def failed_synthetic_build(tmp_path: Path, edit) -> str:
+    """Build the synthetic project after ``edit``; assert that the build fails and return its stderr."""
+    built = edited_synthetic_build(tmp_path, edit)
     assert built.returncode != 0, "the broken page built"
     return built.stderr
 
@@ -392,6 +396,21 @@ def test_a_tab_whose_cells_print_nothing_says_so(synthetic_books, lang):
     assert not mxnet.select(".example-output")
     assert mxnet.select_one(".example-nothing").get_text(strip=True) == {
         "en": "The MXNet version prints nothing here.", "tr": "MXNet sürümü burada hiçbir şey yazdırmaz."}[lang]
+
+
+def test_a_first_use_that_prints_nothing_says_so_above_its_stamp(tmp_path):
+    """When the cells that print nothing in one framework are the example's first use on the page, that tab
+    still says so, and carries the stamp and downloads as every first use does."""
+    built = edited_synthetic_build(tmp_path, lambda text: text.replace(
+        ".. example:: tiny\n   :cells: queue\n", ".. example:: tiny\n   :cells: gpu-only\n   :hide-code:\n\n"
+        ".. example:: tiny\n   :cells: queue\n", 1))
+    assert built.returncode == 0, built.stderr
+    first = BeautifulSoup((tmp_path / "html" / "index.html").read_text(encoding="utf-8"),
+                          "html.parser").select_one("div.example")
+    pytorch, mxnet = first.select(".sd-tab-content")
+    assert not pytorch.select(".example-nothing") and pytorch.select(".recording-stamp")
+    assert mxnet.select_one(".example-nothing").get_text(strip=True) == "The MXNet version prints nothing here."
+    assert len(mxnet.select(".recording-stamp")) == 1 and len(mxnet.select("a.download")) == 2
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

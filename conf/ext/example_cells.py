@@ -222,7 +222,7 @@ class ExampleDirective(SphinxDirective):
     downloads; later tabs of the same example on that page carry neither.
     ``:hide-code:`` shows the cells' outputs without their code (harness cells). ``:frameworks:``
     names the tabs to show, for cells that can run in one framework only (GPU-only cells next to
-    an MXNet that has no GPU); the page says why the other tab is missing.
+    an MXNet that has no GPU); the page's prose says why the other tab is missing.
     """
 
     required_arguments = 1
@@ -255,12 +255,12 @@ class ExampleDirective(SphinxDirective):
             shows_something = shows_something or bool(body)
             for path in recording.example.sources() + [recording.example.recording]:
                 self.env.note_dependency(str(path))
+            if not body:  # hidden cells that print nothing in this framework: say so, not an empty tab
+                body = [".. rst-class:: example-nothing", "",
+                        _("The %s version prints nothing here.") % FRAMEWORK_TITLES[framework], ""]
             if (framework, name) not in seen:
                 body += self.stamp_rst(recording)
                 seen.add((framework, name))
-            if not body:  # a later use that prints nothing in this framework: say so, not an empty tab
-                body = [".. rst-class:: example-nothing", "",
-                        _("The %s version prints nothing here.") % FRAMEWORK_TITLES[framework], ""]
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
             lines += textwrap.indent("\n".join(body), "      ").splitlines() + [""]
         if not shows_something:
