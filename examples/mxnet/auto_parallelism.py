@@ -54,7 +54,7 @@ def run(x):
     return [x.dot(x) for _ in range(50)]
 
 
-xs = [helpers.rand(n, d) for n, d in zip(sizes, devices)]
+xs = [np.random.uniform(size=(n, n), ctx=d) for n, d in zip(sizes, devices)]
 jobs = [lambda: run(xs[0]), lambda: run(xs[1])]  # one job per device
 for name, x in zip(names, xs):
     print(f"{name}: 50 products of {x.shape[0]}x{x.shape[0]}")

@@ -221,34 +221,34 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
              else dict(case) for label, case in cases.items()}
     # The profiler records which operators ran where: for the device time, the lanes' finish times,
     # and the spans of work on several devices.
-    contexts = devices if isinstance(devices, (list, tuple)) else [devices]
-    profile = clock == "gpu" or not all(map(callable, cases.values())) or len(set(map(str, contexts))) > 1
+    several = isinstance(devices, (list, tuple)) and len(set(map(str, devices))) > 1
+    profile = clock == "gpu" or not all(map(callable, cases.values())) or several
     timeline = Timeline() if profile else None
 
     def time_once(case):
         synchronize()  # earlier work must not be timed
         queued_at, begin = time.time(), time.perf_counter()
         if callable(case):
-            result, contexts = case(), {}
+            result, lane_rows = case(), {}
         else:  # each lane's job only queues its work, so all are queued from here
             result = {lane: function() for lane, function in case.items()}
-            contexts = {lane: {profiler_row(c) for c in _contexts(r)} for lane, r in result.items()}
+            lane_rows = {lane: {profiler_row(c) for c in _contexts(r)} for lane, r in result.items()}
         if wait:
             synchronize()
         elapsed = time.perf_counter() - begin
         synchronize()  # this call's work ends before the next call starts
-        return elapsed, (queued_at, time.time()), contexts
+        return elapsed, (queued_at, time.time()), lane_rows
 
     raw = in_turns(time_once, cases, _settings["repeats"] if repeats is None else repeats, warmup)
     spans = timeline.device_spans() if timeline else []
     out = {}
     for label, samples in raw.items():
         out[label] = Samples(lanes={lane: [] for lane in samples[0][2]})
-        for elapsed, (begin, end), contexts in samples:
+        for elapsed, (begin, end), lane_rows in samples:
             mine = [s for s in spans if begin <= s.start and s.end <= end]
             out[label].append((busy_seconds(mine) if clock == "gpu" else elapsed) / per)
             out[label].spans.append(mine)
-            for lane, rows in contexts.items():
+            for lane, rows in lane_rows.items():
                 out[label].lanes[lane].append((max(s.end for s in mine if s.row in rows) - begin) / per)
     return out
 

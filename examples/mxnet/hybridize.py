@@ -59,7 +59,7 @@ class GELU(nn.HybridBlock):  # tanh approximation: nine elementwise operations
 
 
 gelu = GELU()
-x = helpers.rand(size, device)
+x = np.random.uniform(size=(size, size), ctx=device)
 eager = helpers.benchmark(
     {"imperative, one operation at a time": lambda: gelu(x)}, device)
 

@@ -60,7 +60,7 @@ def gelu(x):  # GELU, tanh approximation: nine elementwise operations
     return 0.5 * x * (1.0 + torch.tanh(inner))
 
 
-x = helpers.rand(size, device)
+x = torch.rand(size, size, device=device)
 eager = helpers.benchmark({"eager, one operation at a time": lambda: gelu(x)},
                           device)
 
