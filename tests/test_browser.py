@@ -626,8 +626,7 @@ def test_axe_finds_no_critical_or_serious_violation_on_any_page(reader, site):
     problems = []
     pages = ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)]
     for page in pages:
-        tab.goto(site + page)
-        tab.wait_for_load_state("networkidle")
+        tab.goto(site + page)  # waits for the load event: styles and images are in
         assert tab.url == site + page, f"{page} moved to {tab.url} before axe could check it"
         for violation in axe.run(tab, options=AXE_RULES).response["violations"]:
             if violation["impact"] in BLOCKING:
