@@ -16,7 +16,15 @@ sys.path.insert(0, str(ROOT / "examples"))
 from common import keys  # noqa: E402
 from common.options import CPU_JOB_SECONDS  # noqa: E402
 
-TIME = r"\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\]"  # median [min-max]
+# median [min-max], the median with 3 significant digits in s, ms or µs, the spread in its unit
+TIME = r"(?:\d\.\d\d|\d\d\.\d|\d{3}) (?:s|ms|µs) \[\d+(?:\.\d+)?-\d+(?:\.\d+)?\]"
+UNIT = {"s": 1, "ms": 1e-3, "µs": 1e-6}
+
+
+def median_seconds(timing: str) -> float:
+    """The median of a printed timing (``131 ms [130-133]``), in seconds."""
+    value, unit = timing.split(" ")[:2]
+    return float(value) * UNIT[unit]
 PNG = b"\x89PNG"
 DOCUMENTED = {name: set(keys.published(getattr(keys, constant))) for name, constant in (
     ("auto_parallelism", "AUTO_PARALLELISM"), ("async_computation", "ASYNC_COMPUTATION"),
@@ -106,4 +114,4 @@ def auto_size_and_job_time(out):
     """The size that --size auto chose on the CPU, and how long the async example's 50 products took."""
     (size,) = re.findall(rf"^size: (\d+) \(--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU\)$",
                          out, re.M)
-    return int(size), float(re.search(r"^the work is done after: (\d+\.\d{4}) s", out, re.M).group(1))
+    return int(size), median_seconds(re.search(rf"^the work is done after: ({TIME})$", out, re.M).group(1))

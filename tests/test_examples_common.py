@@ -227,19 +227,22 @@ def test_sweep_table_writes_every_time_in_ms_and_copy_columns_only_with_copies()
 
 
 def test_formatting():
-    """Every printed timing is its median with its spread, in s or below a millisecond in µs."""
-    assert report.timing([0.1310, 0.1302, 0.1333]) == "0.1310 s [0.1302-0.1333]"
+    """Every printed timing is its median, with 3 significant digits in s, ms or µs, and its spread in
+    the median's unit."""
+    assert report.timing([0.1310, 0.1302, 0.1333]) == "131 ms [130-133]"
+    assert report.timing([0.0039, 0.0038, 0.0041]) == "3.90 ms [3.80-4.10]"
+    assert report.timing([2.1268, 2.1164, 2.3753]) == "2.13 s [2.12-2.38]"
     assert report.timing([45.2e-6, 44.9e-6, 46.0e-6]) == "45.2 µs [44.9-46.0]"
+    assert report.timing([8.64e-4, 8.62e-4, 8.7e-4]) == "864 µs [862-870]"
     assert report.timing([]) == "n/a" and report.timing(None) == "n/a"
-    assert report.seconds(0.13101) == "0.1310 s" and report.seconds(None) == "n/a"
-    assert report.seconds(2.5e-5) == "25.0 µs"
+    assert report.timing([0.0999, 0.0998, 0.1001]) == "99.9 ms [99.8-100.1]"
     assert report.fraction(0.969) == "0.97" and report.fraction(None) == "n/a"
     assert device_label("cuda:0", "NVIDIA H200") == "cuda:0 (NVIDIA H200)"
 
 
 # The contract between the scripts and the book: the keys of the plan, both frameworks.
 CONTRACT = {
-    "ASYNC_COMPUTATION": "devices steps t_queue t_done t_item t_numpy t_str t_sync step_size t_step_issue "
+    "ASYNC_COMPUTATION": "devices steps t_queue t_done t_item t_numpy t_str step_size t_step_issue "
                          "t_step_gpu t_read_each_step t_read_once speedup_read_once",
     "AUTO_PARALLELISM": "mode n_gpus devices products cpu_threads job_sizes t_alone_0 t_alone_1 t_together "
                         "parallel_eff t_copy_fresh t_copy_pageable t_copy_pinned "

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from common.hybridize import STEPS  # noqa: E402
-TIMING = r"(\d+\.\d{4} s \[\d+\.\d{4}-\d+\.\d{4}\]|\d+\.\d µs \[\d+\.\d-\d+\.\d\])"
+from example_runs import TIME  # noqa: E402
+TIMING = rf"({TIME})"
 SHOWN_LINES, SHOWN_COLUMNS = 12, 79
 HIDDEN = ("setup", "finish")
 TINY = ["--size", "32", "--repeats", "2", "--device", "cpu"]
@@ -105,7 +106,7 @@ def test_runs_on_the_cpu_and_prints_timings_with_spread(runs, framework):
     else:
         assert "running on CPU contexts" in stdout
         assert re.search(rf"^hybridized loop: {TIMING}$", stdout, re.M), stdout
-        assert re.search(rf"^per step, engine \(imperative\): {TIMING}$", stdout, re.M), stdout
+        assert "per step, engine" not in stdout, "the profiled loop is slower: its times are not shown"
 
 
 def test_twins_publish_the_same_keys(runs):

@@ -7,7 +7,7 @@ companion ``<key>_spread``, the [min, max] of its samples, which
 object also holds the keys in ALWAYS.
 """
 ASYNC_COMPUTATION = [
-    "devices", "steps", "t_queue", "t_done", "t_item", "t_numpy", "t_str", "t_sync",
+    "devices", "steps", "t_queue", "t_done", "t_item", "t_numpy", "t_str",
     "step_size", "t_step_issue", "t_step_gpu", "t_read_each_step", "t_read_once",
     "speedup_read_once",
 ]

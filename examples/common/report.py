@@ -28,11 +28,11 @@ from common.options import in_kernel
 from common.stats import median, spread
 
 
-def seconds(t: Optional[float]) -> str:
-    """Format one time: ``0.1310 s``, below a millisecond ``45.2 µs`` (``n/a`` for None)."""
-    if t is None:
-        return "n/a"
-    return f"{t:.4f} s" if t >= 1e-3 else f"{t * 1e6:.1f} µs"
+def _unit(t: float) -> tuple[float, str, int]:
+    """The unit that shows ``t`` (seconds) as 1 to 999 of it, and the decimals for 3 significant digits."""
+    scale, unit = next((s, u) for s, u in ((1, "s"), (1e3, "ms"), (1e6, "µs")) if t * s >= 1 or u == "µs")
+    value = t * scale
+    return scale, unit, 2 if value < 9.995 else 1 if value < 99.95 else 0
 
 
 # The columns of the sweep table: title, key of a row, how to write its value.
@@ -52,13 +52,12 @@ def sweep_table(rows: dict, copies: bool) -> str:
 
 
 def timing(samples: Optional[Sequence[float]]) -> str:
-    """Format a timing as its median with its spread: ``0.1310 s [0.1302-0.1333]``."""
+    """Format a timing as its median with its spread, in the median's unit: ``131 ms [130-133]``."""
     if not samples:
         return "n/a"
     mid, (low, high) = median(samples), spread(samples)
-    if mid >= 1e-3:
-        return f"{mid:.4f} s [{low:.4f}-{high:.4f}]"
-    return f"{mid * 1e6:.1f} µs [{low * 1e6:.1f}-{high * 1e6:.1f}]"
+    scale, unit, decimals = _unit(mid)
+    return f"{mid * scale:.{decimals}f} {unit} [{low * scale:.{decimals}f}-{high * scale:.{decimals}f}]"
 
 
 def fraction(x: Optional[float]) -> str:

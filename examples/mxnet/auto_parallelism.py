@@ -61,8 +61,7 @@ for name, x in zip(names, xs):
 
 # %% tags=["together"]
 def together():
-    """Both jobs from this one thread, product by product:
-    the engine runs the two devices side by side."""
+    """Both jobs, product by product, from this one thread."""
     return [x.dot(x) for _ in range(50) for x in xs]
 
 

@@ -66,8 +66,7 @@ for name, x in zip(names, xs):
 
 # %% tags=["together"]
 def together():
-    """Both jobs from this one thread. A GPU job is only queued,
-    so the next job starts at once."""
+    """Both jobs, one after the other, from this one thread."""
     return run(xs[0]) + run(xs[1])
 
 
