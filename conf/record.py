@@ -171,7 +171,7 @@ def cell_times(notebook: dict) -> dict:
 
 
 def stamp(example: Example, executed: Path, execution_data: dict, source_hash: str, step: dict,
-          cells: dict) -> dict:
+          cells: dict, recorded_at: str) -> dict:
     glue_file = executed / f"{example.ident}.glue.json"
     glue = json.loads(glue_file.read_text()) if glue_file.exists() else {}
     if "devices" not in glue:
@@ -181,7 +181,7 @@ def stamp(example: Example, executed: Path, execution_data: dict, source_hash: s
         raise RecordingError(f"myst-nb has no successful run of {example.ident}: {run}")
     return {
         "source_sha256": source_hash,
-        "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "recorded_at": recorded_at,
         "runtime_s": round(run["runtime"], 2),
         "cell_runtime_s": cells,
         "record_step": step,
@@ -219,6 +219,8 @@ def record(examples_dir: Path, examples: list[Example], started: float, shard_te
         outdir = execute(examples_dir, examples, workdir, started)
         step = {"wall_s": round(time.time() - started, 1), "shard": shard_text,
                 "examples": [e.ident for e in examples]}
+        # One time for the whole step: the reproducibility note pairs the runs of a step by it.
+        recorded_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         executed = workdir / "jupyter_execute"
         execution_data = json.loads((outdir / "execution-data.json").read_text())
         staged, stamps = [], {}
@@ -227,7 +229,7 @@ def record(examples_dir: Path, examples: list[Example], started: float, shard_te
                 raise RecordingError(f"{example.script} changed during the run; run again")
             notebook = json.loads((executed / f"{example.ident}.ipynb").read_text())
             stamps[example] = stamp(example, executed, execution_data, hashes[example], step,
-                                    cell_times(notebook))
+                                    cell_times(notebook), recorded_at)
             notebook["metadata"]["recording"] = stamps[example]
             target = workdir / "staged" / f"{example.ident}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -19,12 +19,6 @@ from common.options import CPU_JOB_SECONDS  # noqa: E402
 # median [min-max], the median with 3 significant digits in s, ms or µs, the spread in its unit
 TIME = r"(?:\d\.\d\d|\d\d\.\d|\d{3}) (?:s|ms|µs) \[\d+(?:\.\d+)?-\d+(?:\.\d+)?\]"
 UNIT = {"s": 1, "ms": 1e-3, "µs": 1e-6}
-
-
-def median_seconds(timing: str) -> float:
-    """The median of a printed timing (``131 ms [130-133]``), in seconds."""
-    value, unit = timing.split(" ")[:2]
-    return float(value) * UNIT[unit]
 PNG = b"\x89PNG"
 DOCUMENTED = {name: set(keys.published(getattr(keys, constant))) for name, constant in (
     ("auto_parallelism", "AUTO_PARALLELISM"), ("async_computation", "ASYNC_COMPUTATION"),
@@ -44,6 +38,12 @@ nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
 nbformat.write(nb, sys.argv[3])
 """
 HUNG_AFTER_S = 300
+
+
+def median_seconds(timing: str) -> float:
+    """The median of a printed timing (``131 ms [130-133]``), in seconds."""
+    value, unit = timing.split(" ")[:2]
+    return float(value) * UNIT[unit]
 
 
 def run_cases(names: list[str], timed: list[str], launch: Callable[[str], subprocess.Popen],

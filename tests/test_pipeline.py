@@ -209,6 +209,7 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
     assert f"[1/2] mxnet/tiny: running ({estimate}; {left}); " in again.stdout, again.stdout
     wall = after["mxnet"]["record_step"]["wall_s"]
     assert after["pytorch"]["record_step"] == {"wall_s": wall, "shard": "", "examples": ["pytorch/tiny", "mxnet/tiny"]}
+    assert after["pytorch"]["recorded_at"] == after["mxnet"]["recorded_at"], "one time for the whole step"
     assert max(s["runtime_s"] for s in after.values()) < wall < 300
     assert re.search(rf"^Record step: 2 examples in {wall} s wall", again.stdout, re.M)
     row = f"mxnet/tiny    {after['mxnet']['runtime_s']:7.1f}  {before['mxnet']['runtime_s']:12.1f}"
@@ -569,3 +570,16 @@ def test_workflow_tests_on_cpu_and_records_every_shard_on_gpu():
     assert uploads == ["examples/recordings/", "_build/html/"]
     assert jobs["test-gpu"]["runs-on"] == ["self-hosted", "gpu"] and "make test-gpu" in runs["test-gpu"]
     assert jobs["html"]["needs"] == "record" and "make html" in runs["html"]
+
+
+def test_the_stamps_of_a_record_step_carry_the_steps_one_time(tmp_path: Path):
+    """The stamp takes the step's time, not a clock of its own: examples stamped seconds apart would
+    otherwise read as different record steps under the reproducibility table."""
+    module = load_record_module()
+    (example,) = fake_examples(tmp_path, {"pytorch/tiny": None})
+    glue = tmp_path / "executed" / f"{example.ident}.glue.json"
+    glue.parent.mkdir(parents=True)
+    glue.write_text(json.dumps({"devices": {"data": {"text/plain": "['cpu (Some CPU)']"}}}))
+    stamp = module.stamp(example, tmp_path / "executed", {example.ident: {"succeeded": True, "runtime": 1.0}},
+                         "hash", {"wall_s": 1.0}, {}, "2026-12-03T17:07:34+00:00")
+    assert stamp["recorded_at"] == "2026-12-03T17:07:34+00:00"

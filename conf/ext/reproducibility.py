@@ -88,8 +88,9 @@ class Reproducibility(SphinxDirective):
 
 
 def run_pair(previous: dict, current: dict) -> tuple[str, str]:
-    """When two runs were recorded, to the minute (UTC): the examples of one record step finish
-    seconds apart, and the note under the table names each pair of steps once."""
+    """When two runs were recorded, to the minute (UTC), so that the note under the table names each
+    pair of record steps once. The examples of one step share its time (conf/record.py); recordings
+    made before that were stamped seconds apart."""
     return tuple(stamp["recorded_at"][:16].replace("T", " ") for stamp in (previous, current))
 
 
