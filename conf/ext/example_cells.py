@@ -9,12 +9,15 @@
        :hide-code:
        :alt: ...
 
+    .. helper:: benchmark
+
     The run took :measured:`pytorch/auto_parallelism::t_together:.3f` seconds.
     Python issued a step in :measured:`pytorch/async_computation::t_step_issue:.1f µs`.
 
 The code comes from the recording, which is checked against the script it was made from, so the page
 never shows code that differs from ``examples/``. A stale or missing recording fails the build.
-``:hide-code:`` shows only the outputs (harness cells). A page's first tab of each example and framework
+``:hide-code:`` shows only the outputs (harness cells). ``helper`` shows a function of the helpers that the
+shown cells import, in both frameworks' tabs. A page's first tab of each example and framework
 carries the stamp and two downloads: a zip that runs from an empty folder, and the executed notebook.
 The Turkish book writes measured numbers with a decimal comma.
 """
@@ -280,6 +283,41 @@ class ExampleDirective(SphinxDirective):
                 ".. rst-class:: example-download", "", " · ".join(links), ""]
 
 
+def helper_source(examples_dir: Path, framework: str, name: str) -> str:
+    """The source of the function ``name`` in a framework's helpers.py, as the file writes it."""
+    path = examples_dir / framework / "helpers.py"
+    source = path.read_text(encoding="utf-8")
+    found = [node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef) and node.name == name]
+    if not found:
+        raise RecordingError(f"{path} defines no function {name}")
+    return ast.get_source_segment(source, found[0])
+
+
+class HelperDirective(SphinxDirective):
+    """Framework tabs that show one function of the helpers the shown cells import, from
+    ``examples/<framework>/helpers.py`` itself (``.. helper:: benchmark``): the page shows the
+    code that runs, and the program of the page imports it."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        name = self.arguments[0]
+        examples_dir = Path(self.env.config.examples_dir)
+        lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
+        for framework in FRAMEWORKS:
+            try:
+                source = helper_source(examples_dir, framework, name)
+            except RecordingError as err:
+                raise self.error(f"helper {name}: {err}") from None
+            self.env.note_dependency(str(examples_dir / framework / "helpers.py"))
+            lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", "",
+                      "      .. code-block:: python", "         :class: helper-code", ""]
+            lines += textwrap.indent(source, " " * 9).splitlines() + [""]
+        container = nodes.container(classes=["example", "helper"])
+        self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
+        return [container]
+
+
 class RecordingStampDirective(SphinxDirective):
     """The stamp of a recorded run: a paragraph of class ``recording-stamp``."""
 
@@ -352,6 +390,7 @@ def check_all_recordings(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
     app.add_directive("example", ExampleDirective)
+    app.add_directive("helper", HelperDirective)
     app.add_directive("recording-stamp", RecordingStampDirective)
     app.add_role("measured", MeasuredRole())
     app.connect("builder-inited", check_all_recordings)

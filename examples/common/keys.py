@@ -39,6 +39,17 @@ def spread_key(key: str) -> str:
     return f"{key}_spread"
 
 
+#: The unit of a key, by how its name ends (every other key is a count, a ratio, a name or a flag).
+UNITS = {"_gbps": "GB/s", "_tflops": "TFLOP/s"}
+
+
+def unit(key: str):
+    """The unit of a published value: seconds for timings and their spreads; None without one."""
+    if is_timing(key):
+        return "s"
+    return next((u for end, u in UNITS.items() if key.endswith(end)), None)
+
+
 def published(keys) -> list:
     """Every key a script with these keys publishes: them, their spreads, and ALWAYS."""
     keys = list(keys)
@@ -47,6 +58,7 @@ def published(keys) -> list:
 # Keys of further examples follow below.
 HYBRIDIZE = [
     "devices", "t_eager", "t_compile", "t_compiled", "speedup_compiled", "breakeven_calls",
+    "t_eager_device", "t_compiled_device", "speedup_compiled_device", "compile_cache_warm",
     "export_files", "export_matches", "t_loop_eager", "t_loop_graph",
     "t_step_backend", "t_step_backend_graph", "speedup_graph", "graph_matches",
     "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff",

@@ -12,7 +12,7 @@ import argparse
 import os
 import shlex
 import sys
-from typing import Callable, List, NoReturn, Optional, Sequence, Union
+from typing import Any, Callable, List, NoReturn, Optional, Sequence, Union
 
 #: ``--size auto`` on a GPU: the book's matrix side.
 GPU_SIZE = 4000
@@ -150,6 +150,29 @@ def install_error_hook(explain: Callable[[BaseException], Optional[str]], status
             os._exit(status)
 
     sys.excepthook = hook
+
+
+class Stopped(Exception):
+    """A notebook's program stopped where it needs what this machine lacks (see stop_here)."""
+
+
+def stop_here(message: str, finish: Optional[Callable[[], Any]] = None) -> NoReturn:
+    """Print ``message`` and stop the program: the rest of it needs what this machine lacks.
+
+    ``finish`` runs first (a script's report, so that --json still prints).
+    A script exits with status 0: it ran what the machine allows. In a
+    notebook the cell stops with the message alone, and every later cell
+    does nothing, so that a "run all" ends here instead of in NameErrors.
+    """
+    print(message, flush=True)
+    if finish is not None:
+        finish()
+    if not in_kernel():
+        raise SystemExit(0)
+    ip = sys.modules["IPython"].get_ipython()
+    ip.input_transformers_cleanup.append(lambda lines: [])
+    ip.set_custom_exc((Stopped,), lambda *args, **kwargs: [])
+    raise Stopped(message)
 
 
 def no_gpu_reason(device_choice: str) -> str:

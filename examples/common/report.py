@@ -10,7 +10,8 @@ median under ``key`` and [min, max] under ``key_spread``.
 
 With ``--json`` the script prints only one JSON object: ``Report`` sends
 everything else written to stdout into a buffer and ``finish()`` writes the
-object to the real stdout. Keys listed in ``keys`` (and their spreads) but
+object to the real stdout, with a ``units`` field that names the unit of
+every value that has one (``"t_run": "s"``, ``"link_peak_gbps": "GB/s"``). Keys listed in ``keys`` (and their spreads) but
 never published are published as None by ``finish()`` (None = not applicable
 on this machine).
 """
@@ -23,16 +24,20 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from common.i18n import LANGUAGES
-from common.keys import published, spread_key
+from common.keys import published, spread_key, unit
 from common.options import in_kernel
 from common.stats import median, spread
+
+
+def _decimals(value: float) -> int:
+    """The decimals that show ``value`` with 3 significant digits (at least 1 below 1000)."""
+    return 2 if value < 9.995 else 1 if value < 99.95 else 0
 
 
 def _unit(t: float) -> tuple[float, str, int]:
     """The unit that shows ``t`` (seconds) as 1 to 999 of it, and the decimals for 3 significant digits."""
     scale, unit = next((s, u) for s, u in ((1, "s"), (1e3, "ms"), (1e6, "µs")) if t * s >= 1 or u == "µs")
-    value = t * scale
-    return scale, unit, 2 if value < 9.995 else 1 if value < 99.95 else 0
+    return scale, unit, _decimals(t * scale)
 
 
 # The columns of the sweep table: title, key of a row, how to write its value.
@@ -42,13 +47,21 @@ SWEEP_COLUMNS = [("one job (ms)", "one", "ms"), ("two at once (ms)", "two", "ms"
 
 
 def sweep_table(rows: dict, copies: bool) -> str:
-    """The sweep's rows ({size: row}) as a table, every time in ms; the copy columns only with ``copies``."""
+    """The sweep's rows ({size: row}) as a table, every time in ms with 3 significant digits (never
+    a number that reads like thousands, such as 130.975); the copy columns only with ``copies``."""
     columns = [c for c in SWEEP_COLUMNS if copies or c[1] not in ("copy", "both", "overlap_eff")]
     lines = ["  ".join([f"{'size':>6}"] + [f"{title:>{len(title)}}" for title, _, _ in columns])]
     for size, row in rows.items():
-        cells = [f"{row[key] * 1e3:.3f}" if how == "ms" else fraction(row[key]) for _, key, how in columns]
+        cells = [f"{row[key] * 1e3:.{_decimals(row[key] * 1e3)}f}" if how == "ms" else fraction(row[key])
+                 for _, key, how in columns]
         lines.append("  ".join([f"{size:>6}"] + [f"{cell:>{len(title)}}" for cell, (title, _, _) in zip(cells, columns)]))
     return "\n".join(lines)
+
+
+def duration(seconds: float) -> str:
+    """One time with 3 significant digits in s, ms or µs: ``131 ms``."""
+    scale, unit, decimals = _unit(seconds)
+    return f"{seconds * scale:.{decimals}f} {unit}"
 
 
 def timing(samples: Optional[Sequence[float]]) -> str:
@@ -57,7 +70,7 @@ def timing(samples: Optional[Sequence[float]]) -> str:
         return "n/a"
     mid, (low, high) = median(samples), spread(samples)
     scale, unit, decimals = _unit(mid)
-    return f"{mid * scale:.{decimals}f} {unit} [{low * scale:.{decimals}f}-{high * scale:.{decimals}f}]"
+    return f"{duration(mid)} [{low * scale:.{decimals}f}-{high * scale:.{decimals}f}]"
 
 
 def fraction(x: Optional[float]) -> str:
@@ -162,6 +175,7 @@ class Report:
         ordered.update((key, value) for key, value in self.values.items() if key not in ordered)
         if self.json and self._stdout is not None:
             sys.stdout, self._stdout = self._stdout, None  # drop what was printed meanwhile
-            print(json.dumps(ordered))
+            units = {key: unit(key) for key in ordered if unit(key)}
+            print(json.dumps({**ordered, "units": units}))
             sys.stdout.flush()
         return ordered

@@ -19,25 +19,27 @@ one (MXNet 1.9.1 has none for GPUs newer than sm_86, such as the H200).
 products take about 0.2 s.
 """
 
-# %% tags=["setup"]
+# %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from mxnet import np, npx
 from common.keys import ASYNC_COMPUTATION
 from common.stats import median, speedup
 
 options, report = helpers.start(__doc__, ASYNC_COMPUTATION)
-gpus = helpers.gpus(options.device)
-device = gpus[0] if gpus else helpers.cpu()
-print(f"device: {helpers.name(device)}; TF32 is off: every product is fp32.")
-if not gpus:
+
+# %% tags=["setup"]
+import helpers  # the book's devices and timer; first, for MXNet's imports
+from mxnet import np, npx
+
+device = helpers.try_gpu()  # the first GPU, or the CPU without one
+n = helpers.matrix_size(device)  # 4000 on a GPU
+x = np.random.uniform(size=(n, n), ctx=device)
+
+# %% tags=["setup-harness"]
+if device.device_type == "cpu":
     print(f"{helpers.no_gpu_reason(options.device)}: running on the CPU, where MXNet's engine "
           "queues the work just as it would on a GPU.")
     print(helpers.CPU_THREADS_NOTE)
-n = helpers.choose_size(options, report, device)
-x = helpers.rand(n, device)
-steps, step_size = 200, min(n, 64)  # a loop of small steps
-small = helpers.rand(step_size, device)
-report.publish_all({"devices": [helpers.name(device)], "steps": steps, "step_size": step_size})
+report.publish_all({"size": n, "devices": [helpers.name(device)]})
 
 
 # %% tags=["queue"]
@@ -46,15 +48,12 @@ def work():
     return [x.dot(x) for _ in range(50)]
 
 
-times = helpers.benchmark({
-    "Python returns after": work,
-    "the work is done after": lambda: (work(), npx.waitall()),
-}, device, wait=False)  # the clock stops when the call returns
+queued = helpers.benchmark({"Python returns after": work}, device, wait=False)
+done = helpers.benchmark({"the work is done after": work}, device)
 
 # %% tags=["queue-harness"]
-t_queue, t_done = times.values()
-report.publish_timing("t_queue", t_queue)
-report.publish_timing("t_done", t_done)
+report.publish_timing("t_queue", queued["Python returns after"])
+report.publish_timing("t_done", done["the work is done after"])
 
 # %% tags=["blockers"]
 # Each case reads one or four values of the last result: a tiny copy.
@@ -70,6 +69,9 @@ for key, samples in zip(["t_item", "t_numpy", "t_str"], waits.values()):
 
 
 # %% tags=["frontend"]
+steps, small = 200, np.random.uniform(size=(64, 64), ctx=device)  # small
+
+
 def loop(read_every_step=False):
     total = np.zeros((), ctx=device)
     for _ in range(steps):
@@ -78,15 +80,17 @@ def loop(read_every_step=False):
             total.item()  # a Python number: waits for this step
     return total
 
+# %% tags=["frontend-time"]
 issue = helpers.benchmark({"Python issues one step": loop}, device,
                           wait=False, per=steps)
-run = helpers.benchmark({"the engine runs one step": loop}, device,
-                        clock="gpu", per=steps)
+run = helpers.device_benchmark({"the engine runs one step": loop},
+                               device, per=steps)
 
 # %% tags=["frontend-harness"]
 (t_step_issue,), (t_step_gpu,) = issue.values(), run.values()
 report.publish_timing("t_step_issue", t_step_issue)
 report.publish_timing("t_step_gpu", t_step_gpu)
+report.publish_all({"steps": steps, "step_size": small.shape[0]})
 print(f"the device's time is its busy time in MXNet's profiler, on {helpers.name(device)}")
 
 # %% tags=["read-once"]

@@ -1,12 +1,17 @@
 """MXNet helpers shared by the example scripts of this chapter.
 
-The one timing helper the book's cells call is :func:`benchmark`: it warms
-up, waits for every device, times its cases in turns and prints each median
-with its spread. The rest is harness the pages do not show: context discovery
-that never fails without a GPU, the size that suits the device (``--size
-auto``), the device's own time and each job's finish time from MXNet's
-profiler, the peaks of the hardware, and timelines. The PyTorch twin
-(examples/pytorch/helpers.py) has the same function names.
+The pages call a handful of them, each introduced where it is first used:
+:func:`try_gpu`, :func:`gpu`, :func:`two_devices`, :func:`matrix_size`,
+:func:`job_sizes`, :func:`benchmark` (the book's timer, shown in full on the
+first page) and :func:`device_benchmark`. The rest is harness the pages do not
+show: the options and the report of a whole script, context discovery that
+never fails without a GPU, each job's finish time and the device's busy time
+from MXNet's profiler, the peaks of the hardware, and timelines. The PyTorch
+twin (examples/pytorch/helpers.py) has the same function names.
+
+A page's shown cells run as a program of their own: without :func:`start`,
+the helpers read the options from the command line (or EXAMPLE_ARGS in a
+notebook) the first time they need them.
 
 MXNet 1.9.1 is the last release. Its GPU builds stop at CUDA 11.7 and carry no
 code for newer GPUs (such as the H200), so on most machines today the MXNet
@@ -47,8 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware, i18n  # noqa: E402
 from common.machine import cpu_model, device_label  # noqa: E402
-from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options  # noqa: E402
-from common.report import Report, fraction, timing  # noqa: E402,F401
+from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options,  # noqa: E402
+                            stop_here)
+from common.report import Report, duration, fraction, timing  # noqa: E402,F401
 from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
@@ -72,8 +78,10 @@ TEXTS = {
            "two_contexts": "{device}: iki iş (cpu(0) ve cpu(1))",
            "one_context": "{device}: iki iş (tek bağlam)"},
 }
-# What start() and choose_size() settled, for benchmark() and the out-of-memory message.
-_settings = {"repeats": 3, "size": None}
+# What start() and matrix_size() settled: the options, the script's report, the size.
+_settings = {"options": None, "report": None, "size": None}
+#: MXNet's default repeats: its CPU jobs take longer than PyTorch's GPU jobs.
+REPEATS = 3
 _why_no_gpu = ["this MXNet build has no CUDA" if not mxnet.runtime.Features().is_enabled("CUDA")
                else "npx.num_gpus() is 0"]
 
@@ -84,17 +92,24 @@ def text(lang, key, **values):
     return own.format(**values) if own else i18n.text(lang, key, **values)
 
 
+def options():
+    """The options: those that :func:`start` parsed, else the command line's, read once."""
+    if _settings["options"] is None:
+        _settings["options"] = parse_options(repeats=REPEATS)
+    return _settings["options"]
+
+
 def start(doc, keys=(), add_arguments=None):
-    """Parse the options (3 repeats by default) and return ``(options, report)``.
+    """Parse a whole script's options (3 repeats by default) and return ``(options, report)``.
 
     Products are fp32 (MXNet's default). Errors that :func:`error_message`
     knows end from here on with one line instead of a traceback.
     """
-    options = parse_options(doc, add_arguments=add_arguments, repeats=3)
-    _settings["repeats"] = options.repeats
+    options = _settings["options"] = parse_options(doc, add_arguments=add_arguments, repeats=REPEATS)
     install_error_hook(lambda exc: error_message(
         exc, _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)))
-    return options, Report(options, keys)
+    report = _settings["report"] = Report(options, keys)
+    return options, report
 
 
 def error_message(exc, size):
@@ -148,6 +163,42 @@ def no_gpu_reason(choice):
 def cpu(i=0):
     """The CPU context ``cpu(i)``: one processor, but its own engine worker for each i."""
     return npx.cpu(i)
+
+
+def try_gpu():
+    """The first GPU context, or cpu(0) without one (or with --device cpu); prints which."""
+    found = gpus(options().device)
+    device = found[0] if found else cpu()
+    print(f"device: {name(device)}")
+    return device
+
+
+def gpu():
+    """The first GPU context. Without one, say that what follows needs a GPU, and stop the program."""
+    found = gpus(options().device)
+    if not found:
+        report = _settings["report"]
+        stop_here(f"{no_gpu_reason(options().device)}: what follows needs a GPU that MXNet can use, so "
+                  "the program stops here.", report.finish if report else None)
+    return found[0]
+
+
+def two_devices():
+    """Two contexts for two jobs: the first two GPUs, else the GPU and cpu(0), else cpu(0) and cpu(1).
+
+    cpu(0) and cpu(1) are one processor, but each has its own engine worker;
+    the output says which pair it is.
+    """
+    found = gpus(options().device)
+    if len(found) >= 2:
+        print("2 or more GPUs: one job on each of the first two.")
+        return found[:2]
+    if found:
+        print("1 GPU: one job on the GPU and one on cpu(0), sized to take about as long.")
+        return [found[0], cpu(0)]
+    print(f"{no_gpu_reason(options().device)}: two jobs on the CPU contexts cpu(0) and cpu(1), two names "
+          "for the same processor; all figures are CPU figures.")
+    return [cpu(0), cpu(1)]
 
 
 def _gpu_model(i):
@@ -214,7 +265,17 @@ def _contexts(result):
 
 
 def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
-    """The samples of :func:`benchmark`, without printing them."""
+    """The harness's timer: samples like :func:`benchmark`'s, without printing them.
+
+    ``cases`` maps a label to a function or to a list (or a {lane: function}
+    mapping) of functions whose jobs run at the same time: each only queues
+    its work, so all are called from this thread and MXNet's engine decides
+    what runs when; for such a case each lane's own finish times are kept too
+    (the end of its last operator, from MXNet's profiler). ``clock="gpu"``
+    takes the device's own busy time from the profiler. With lanes, several
+    devices or ``clock="gpu"``, each sample keeps the operators the profiler
+    saw (``spans``).
+    """
     if clock not in ("host", "gpu"):
         raise ValueError("clock must be 'host' or 'gpu'")
     cases = {label: case if callable(case) else dict(enumerate(case)) if isinstance(case, (list, tuple))
@@ -239,7 +300,7 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
         synchronize()  # this call's work ends before the next call starts
         return elapsed, (queued_at, time.time()), lane_rows
 
-    raw = in_turns(time_once, cases, _settings["repeats"] if repeats is None else repeats, warmup)
+    raw = in_turns(time_once, cases, repeats or options().repeats, warmup)
     spans = timeline.device_spans() if timeline else []
     out = {}
     for label, samples in raw.items():
@@ -253,29 +314,29 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
     return out
 
 
-def benchmark(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
-    """Time each case and print its median with its spread; return the samples.
+def benchmark(cases, devices, wait=True, per=1, repeats=None, warmup=1):
+    """Time each case; print its median [fastest-slowest]; return the samples."""
+    samples = {label: [] for label in cases}
+    for turn in range(warmup + (repeats or options().repeats)):
+        for label, case in cases.items():  # in turns: a drift hits every case
+            synchronize(devices)  # the work queued before is not timed
+            begin = time.perf_counter()
+            case()
+            if wait:
+                synchronize(devices)  # wait for every device involved
+            if turn >= warmup:  # a warm-up pays the one-off costs, untimed
+                samples[label].append((time.perf_counter() - begin) / per)
+    for label, values in samples.items():
+        print(f"{label}: {timing(values)}")  # median [min-max]
+    return samples
 
-    ``cases`` maps a label to a function or to a list (or a {lane: function}
-    mapping) of functions whose jobs run at the same time: each only queues
-    its work, so all are called from this thread and MXNet's engine decides
-    what runs when. Every case runs once to warm up; then the cases are timed
-    in turns, ``repeats`` times (default --repeats). Before each call all
-    queued work is finished. The clock stops when the call returns and, with
-    ``wait=True``, when all work is done; for the lanes of a case, also each
-    lane's own finish time is kept (the end of its last operator, from MXNet's
-    profiler). ``clock="gpu"`` takes the device's own busy time from the
-    profiler instead: on a GPU and on CPU contexts alike, since the engine's
-    workers run the operators apart from Python. ``per`` divides every sample.
-    With lanes, several devices or ``clock="gpu"``, each sample keeps the
-    operators the profiler saw (``spans``).
-    """
-    samples = measure(cases, devices, wait, clock, per, repeats, warmup)
+
+def device_benchmark(cases, device, per=1):
+    """Like :func:`benchmark`, but the device's own time: the time in which MXNet's
+    profiler saw the device's engine worker busy (on CPU contexts too)."""
+    samples = measure(cases, [device], clock="gpu", per=per)
     for label, values in samples.items():
         print(f"{label}: {timing(values)}")
-        if len(values.lanes) > 1:
-            for lane, finished in values.lanes.items():
-                print(f"  job {lane} finished after {timing(finished)}")
     return samples
 
 
@@ -307,15 +368,15 @@ def cpu_size_like_gpu(gpu, size):
     return cpu_size_for(t_gpu, PRODUCTS, size)
 
 
-def choose_size(options, report, device, largest=GPU_SIZE):
-    """The matrix side of a job: print it and publish it (once) as ``size``.
+def matrix_size(device, largest=GPU_SIZE):
+    """The side of the book's square matrices on ``device``, printed with how it was chosen.
 
     ``--size N`` gives N. ``--size auto`` gives GPU_SIZE on a GPU, and on a CPU
     context the size at which one job of PRODUCTS products takes about
     CPU_JOB_SECONDS (at most ``largest``).
     """
-    if options.size != "auto":
-        size, how = options.size, "--size"
+    if options().size != "auto":
+        size, how = options().size, "--size"
     elif device.device_type == "gpu":
         size, how = GPU_SIZE, "--size auto on a GPU"
     else:
@@ -323,8 +384,16 @@ def choose_size(options, report, device, largest=GPU_SIZE):
         how = f"--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU"
     _settings["size"] = size
     print(f"size: {size} ({how})")
-    report.publish("size", size)
     return size
+
+
+def job_sizes(devices):
+    """The matrix side of each of two jobs: :func:`matrix_size` on the first context, and for
+    cpu(0) next to a GPU the side whose job takes as long as the GPU's (both rates measured here)."""
+    size = matrix_size(devices[0])
+    if devices[0].device_type == "gpu" and devices[1].device_type == "cpu":
+        return [size, cpu_size_like_gpu(devices[0], size)]
+    return [size, size]
 
 
 # Limits -------------------------------------------------------------------

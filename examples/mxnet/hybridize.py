@@ -16,32 +16,17 @@ kernels for new GPUs, so this twin runs on CPU contexts and says so; it has
 no CUDA graphs to show. --size n|auto: the GELU input is an n x n matrix.
 """
 
-# %% tags=["setup"]
-import json
-import tempfile
+# %% tags=["harness"]
 import warnings
-from pathlib import Path
 
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from mxnet import gluon, np, npx
-from mxnet.gluon import nn
-from common.hybridize import CHAIN, SMALL, STEPS, sweep_option
+from common.hybridize import CHAIN, sweep_option
 from common.keys import HYBRIDIZE
 from common.stats import median, parallel_efficiency, speedup
 
-npx.set_np()
 # SymbolBlock.imports warns that it cannot infer the input's type; the input sets it.
 warnings.filterwarnings("ignore", message="Cannot decide type")
 options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option([16, 64, 256]))
-gpus = helpers.gpus(options.device)
-device = gpus[0] if gpus else helpers.cpu()
-print(f"device: {helpers.name(device)}")
-if not gpus:
-    print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
-report.publish("devices", [helpers.name(device)])
-size = helpers.choose_size(options, report, device)
-w, y0 = helpers.rand(SMALL, device) / SMALL, helpers.rand(SMALL, device)  # the small loop
-folder = Path(tempfile.mkdtemp())  # where the export cell saves the network
 
 
 def published(key, samples):
@@ -49,6 +34,25 @@ def published(key, samples):
     (values,) = samples.values()
     report.publish_timing(key, values)
     return median(values)
+
+
+# %% tags=["setup"]
+import json
+import tempfile
+from pathlib import Path
+
+import helpers  # the book's devices and timer; first, for MXNet's imports
+from mxnet import gluon, np, npx
+from mxnet.gluon import nn
+
+device = helpers.try_gpu()  # the first GPU, or the CPU without one
+n = helpers.matrix_size(device)  # 4000 on a GPU
+x = np.random.uniform(size=(n, n), ctx=device)
+
+# %% tags=["setup-harness"]
+if device.device_type == "cpu":
+    print(f"{helpers.no_gpu_reason(options.device)}: running on CPU contexts.")
+report.publish_all({"size": n, "devices": [helpers.name(device)]})
 
 
 # %% tags=["imperative"]
@@ -59,7 +63,6 @@ class GELU(nn.HybridBlock):  # tanh approximation: nine elementwise operations
 
 
 gelu = GELU()
-x = np.random.uniform(size=(size, size), ctx=device)
 eager = helpers.benchmark(
     {"imperative, one operation at a time": lambda: gelu(x)}, device)
 
@@ -72,77 +75,79 @@ first = helpers.benchmark(
 fused = helpers.benchmark(
     {"hybridized, one graph": lambda: compiled(x)}, device)
 print("same result:", bool(np.allclose(compiled(x), gelu(x), atol=1e-5)))
+own = helpers.device_benchmark({
+    "imperative, device time": lambda: gelu(x),
+    "hybridized, device time": lambda: compiled(x)}, device)
 
 # %% tags=["compile-harness"]
 t_eager, t_compile, t_compiled = (published(key, samples) for key, samples in
                                   (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)))
+t_eager_device, t_compiled_device = (published(key, {k: v}) for key, (k, v) in
+                                     zip(("t_eager_device", "t_compiled_device"), own.items()))
 speedup_compiled = speedup(t_eager, t_compiled)
+speedup_compiled_device = speedup(t_eager_device, t_compiled_device)
 saved = t_eager - t_compiled
 breakeven_calls = round(t_compile / saved) if saved > 0 else None
-print(f"speedup of the hybridized block: {speedup_compiled:.2f}x")
+print(f"speed-up of the hybridized block, called from Python: {speedup_compiled:.2f}x; "
+      f"device time alone: {speedup_compiled_device:.2f}x")
 print(f"calls until hybridizing pays off: {breakeven_calls or 'never'}")
-report.publish_all({"speedup_compiled": speedup_compiled, "breakeven_calls": breakeven_calls})
+report.publish_all({"speedup_compiled": speedup_compiled, "speedup_compiled_device": speedup_compiled_device,
+                    "breakeven_calls": breakeven_calls, "compile_cache_warm": None})
 
 # %% tags=["export"]
 net = nn.HybridSequential()
-net.add(nn.Dense(SMALL, in_units=SMALL), nn.Activation("tanh"))
-net.initialize(ctx=device)
-net.hybridize()
-sample = np.random.uniform(size=(1, SMALL), ctx=device)
+net.add(nn.Dense(64, in_units=64), nn.Activation("tanh"))
+net.initialize(ctx=device), net.hybridize()
+sample = np.random.uniform(size=(1, 64), ctx=device)
 net(sample)  # export() saves the graph of the last hybridized call
-net.export(str(folder / "net"))  # net-symbol.json and net-0000.params
-nodes = json.loads((folder / "net-symbol.json").read_text())["nodes"]
+path = Path(tempfile.mkdtemp()) / "net"  # net-symbol.json, net-0000.params
+net.export(str(path))
+nodes = json.loads(Path(f"{path}-symbol.json").read_text())["nodes"]
 print("operators:", [n["op"] for n in nodes if n["op"] != "null"])
-loaded = gluon.SymbolBlock.imports(str(folder / "net-symbol.json"), ["data"],
-                                   str(folder / "net-0000.params"), ctx=device)
+loaded = gluon.SymbolBlock.imports(f"{path}-symbol.json", ["data"],
+                                   f"{path}-0000.params", ctx=device)
 print("same result:", bool(np.allclose(loaded(sample), net(sample))))
 
 # %% tags=["export-harness"]
-print("files:", sorted(p.name for p in folder.iterdir()))
-report.publish_all({"export_files": sorted(p.name for p in folder.iterdir()),
+print("files:", sorted(p.name for p in path.parent.iterdir()))
+report.publish_all({"export_files": sorted(p.name for p in path.parent.iterdir()),
                     "export_matches": bool(np.allclose(loaded(sample), net(sample)))})
 
 
-# %% tags=["graph"]
-class Loop(nn.HybridBlock):  # the small steps of the async section
-    steps = STEPS
+# %% tags=["graph-setup"]
+steps, w = 200, np.random.uniform(size=(64, 64), ctx=device) / 64
+y0 = np.random.uniform(size=(64, 64), ctx=device)
 
+
+class Loop(nn.HybridBlock):  # small steps, like the async section's loop
     def hybrid_forward(self, F, y, w):
-        for _ in range(self.steps):
+        for _ in range(steps):
             y = F.np.tanh(F.np.dot(y, w))
         return y
 
-
+# %% tags=["graph"]
 loop, graph = Loop(), Loop()
 graph.hybridize(static_alloc=True, static_shape=True)
 y_graph = graph(y0, w)  # the first call builds the graph; later calls reuse it
 
+# %% tags=["graph-time"]
+t = helpers.benchmark({"imperative loop": lambda: loop(y0, w),
+                       "hybridized loop": lambda: graph(y0, w)}, device)
+
 # %% tags=["graph-harness"]
-eager, replay = (lambda: loop(y0, w)), (lambda: graph(y0, w))
-t = helpers.benchmark({"imperative loop": eager, "hybridized loop": replay}, [device])
 report.publish_timing("t_loop_eager", t["imperative loop"])
 report.publish_timing("t_loop_graph", t["hybridized loop"])
 # The engine's busy time per step, from the profiler, which slows the loop: published, not shown
 # next to the loops timed without it.
-step = helpers.measure({"per step, engine (imperative)": eager,
-                        "per step, engine (hybridized)": replay},
-                       [device], clock="gpu", per=STEPS)
+step = helpers.measure({"per step, engine (imperative)": lambda: loop(y0, w),
+                        "per step, engine (hybridized)": lambda: graph(y0, w)},
+                       [device], clock="gpu", per=steps)
 for key, label in [("t_step_backend", "per step, engine (imperative)"),
                    ("t_step_backend_graph", "per step, engine (hybridized)")]:
     report.publish_timing(key, step[label])
 report.publish_all({"speedup_graph": speedup(median(t["imperative loop"]),
                                              median(t["hybridized loop"])),
                     "graph_matches": bool(np.allclose(y_graph, loop(y0, w), atol=1e-5))})
-
-# %% tags=["reduce-overhead"]
-# MXNet's nearest counterpart is hybridize(static_alloc=True,
-# static_shape=True) above. On a GPU that MXNet supports,
-# MXNET_ENABLE_CUDA_GRAPHS=1 makes it replay CUDA graphs; this example
-# runs on CPU contexts, so it has nothing to replay.
-
-# %% tags=["reduce-overhead-harness"]
-if not gpus:
-    print("CPU contexts: no CUDA graphs to replay; skipped.")
 
 
 # %% tags=["streams"]
@@ -153,8 +158,11 @@ def two_streams(jobs):
 
 
 # %% tags=["streams-harness"]
-class Chain(Loop):  # one job: CHAIN products of an n x n matrix, each with a tanh
-    steps = CHAIN
+class Chain(nn.HybridBlock):  # one job: CHAIN products of an n x n matrix, each with a tanh
+    def hybrid_forward(self, F, y, w):
+        for _ in range(CHAIN):
+            y = F.np.tanh(F.np.dot(y, w))
+        return y
 
 
 def chain(n, ctx, hybridized):

@@ -23,9 +23,9 @@ sets the sizes for both; --device gpu sweeps only the GPU.
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from mxnet import np, npx
 from common.keys import PARALLELISM_SWEEP
-from common.options import CPU_JOB_SECONDS, GPU_SIZE, size_list
+from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, size_list
 from common.report import sweep_table
-from common.plots import draw_efficiency
+from common.plots import draw_efficiency, sweep_curves
 from common.stats import median, overlap_efficiency, parallel_efficiency
 
 CPU_LARGEST = 1024  # larger CPU sizes take long
@@ -55,7 +55,14 @@ def largest(d):
     return helpers.cpu_size_for(CPU_JOB_SECONDS, helpers.PRODUCTS, CPU_LARGEST, d)
 
 
+if not gpus and options.size != "auto" and options.size > CPU_LARGEST and not options.sizes:
+    fail(f"--size {options.size}: the CPU sweep goes up to {CPU_LARGEST} at most (larger CPU sizes take "
+         f"minutes); give --size {CPU_LARGEST} or less, or --sizes")
 sizes = {d: options.sizes or default_sizes(largest(d)) for d in devices}
+for d in devices:
+    if d not in gpus and options.size != "auto" and options.size > max(sizes[d]):
+        print(f"{helpers.name(d)}: --size {options.size} is above the CPU's largest, {CPU_LARGEST}; "
+              f"the CPU sweep stops at {max(sizes[d])}")
 print(f"size: {max(sizes[devices[0]])} (the largest size swept on {helpers.name(devices[0])})")
 report.publish("size", max(sizes[devices[0]]))
 if not gpus:
@@ -114,13 +121,10 @@ report.publish_all({"cpu_small_parallel_eff": table[cpu, sizes[cpu][0]]["paralle
 def draw(lang):
     curves = {}
     for d in devices:
-        label = helpers.name(d)
-        kind = "one_context" if d in gpus else "two_contexts"
-        curves[helpers.text(lang, kind, device=label)] = (sizes[d], [table[d, n]["parallel_eff"]
-                                                                     for n in sizes[d]])
-        if d in gpus:
-            curves[helpers.text(lang, "products_copies", device=label)] = (
-                sizes[d], [table[d, n]["overlap_eff"] for n in sizes[d]])
+        label, on_gpu = helpers.name(d), d in gpus
+        curves.update(sweep_curves({n: table[d, n] for n in sizes[d]},
+                                   helpers.text(lang, "one_context" if on_gpu else "two_contexts", device=label),
+                                   helpers.text(lang, "products_copies", device=label) if on_gpu else None))
     return draw_efficiency(curves, lang, title=helpers.text(lang, "sweep_title"))
 
 

@@ -18,25 +18,28 @@ there is one. --size auto: 4000 on a GPU, on the CPU the size at which the
 50 products take about 0.2 s.
 """
 
-# %% tags=["setup"]
-import torch
-
+# %% tags=["harness"]
 import helpers
 from common.keys import ASYNC_COMPUTATION
 from common.stats import median, speedup
 
 options, report = helpers.start(__doc__, ASYNC_COMPUTATION)
-gpus = helpers.gpus(options.device)
-device = gpus[0] if gpus else helpers.cpu()
-print(f"device: {helpers.name(device)}; TF32 is off: every product is fp32.")
+
+# %% tags=["setup"]
+import torch
+
+import helpers  # the book's devices and timer
+
+device = helpers.try_gpu()  # the first GPU, or the CPU without one
+n = helpers.matrix_size(device)  # 4000 on a GPU
+x = torch.rand(n, n, device=device)
+
+# %% tags=["setup-harness"]
+print("TF32 is off: every product is fp32.")
 if device.type == "cpu":
     print("CPU: eager PyTorch runs each operation before the call returns, so nothing is "
           "queued and the blockers below have nothing to wait for.")
-n = helpers.choose_size(options, report, device)
-x = torch.rand(n, n, device=device)
-steps, step_size = 200, min(n, 64)  # a loop of small steps
-small = torch.rand(step_size, step_size, device=device)
-report.publish_all({"devices": [helpers.name(device)], "steps": steps, "step_size": step_size})
+report.publish_all({"size": n, "devices": [helpers.name(device)]})
 
 
 # %% tags=["queue"]
@@ -45,15 +48,12 @@ def work():
     return [x.mm(x) for _ in range(50)]
 
 
-times = helpers.benchmark({
-    "Python returns after": work,
-    "the work is done after": lambda: (work(), helpers.synchronize(device)),
-}, device, wait=False)  # the clock stops when the call returns
+queued = helpers.benchmark({"Python returns after": work}, device, wait=False)
+done = helpers.benchmark({"the work is done after": work}, device)
 
 # %% tags=["queue-harness"]
-t_queue, t_done = times.values()
-report.publish_timing("t_queue", t_queue)
-report.publish_timing("t_done", t_done)
+report.publish_timing("t_queue", queued["Python returns after"])
+report.publish_timing("t_done", done["the work is done after"])
 
 # %% tags=["blockers"]
 # Each case reads one or four values of the last result: a tiny copy.
@@ -71,6 +71,9 @@ if device.type == "cpu":
           "as the work itself.")
 
 # %% tags=["frontend"]
+steps, small = 200, torch.rand(64, 64, device=device)  # small steps
+
+
 def loop(read_every_step=False):
     total = torch.zeros((), device=device)
     for _ in range(steps):
@@ -79,15 +82,17 @@ def loop(read_every_step=False):
             total.item()  # a Python number: waits for this step
     return total
 
+# %% tags=["frontend-time"]
 issue = helpers.benchmark({"Python issues one step": loop}, device,
                           wait=False, per=steps)
-run = helpers.benchmark({"the device runs one step": loop}, device,
-                        clock="gpu", per=steps)
+run = helpers.device_benchmark({"the device runs one step": loop},
+                               device, per=steps)
 
 # %% tags=["frontend-harness"]
 (t_step_issue,), (t_step_gpu,) = issue.values(), run.values()
 report.publish_timing("t_step_issue", t_step_issue)
 report.publish_timing("t_step_gpu", t_step_gpu)
+report.publish_all({"steps": steps, "step_size": small.shape[0]})
 if device.type == "cpu":
     print("CPU: Python runs each step itself, so issuing a step takes as long as running it.")
 

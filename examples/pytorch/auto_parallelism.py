@@ -12,44 +12,38 @@ You learn that independent jobs on different devices run at the same time
 from one Python thread (a GPU call only queues its work), and why a
 device-to-host copy overlaps the compute on one GPU only with a side stream,
 pinned buffers and events. Needs nothing but a CPU, where the two jobs run
-one after the other; with 1 GPU the GPU works next to the CPU and the copy
-experiments run; with 2 or more GPUs the first two work side by side. The
+one after the other and the script then says so and stops where the copies
+begin; with 1 GPU the GPU works next to the CPU and the copy experiments run;
+with 2 or more GPUs the first two work side by side. The
 default size on a GPU (4000) needs about 14 GB of GPU memory; pass a smaller
 --size on smaller GPUs.
 """
 
-# %% tags=["setup"]
-import torch
-
+# %% tags=["harness"]
 import helpers
 from common.i18n import text
 from common.keys import AUTO_PARALLELISM
-from common.machine import cpu_count
-from common.options import no_gpu_reason
 from common.stats import matmul_flops, median, overlap_efficiency, parallel_efficiency, rate, ratio
 
 options, report = helpers.start(__doc__, AUTO_PARALLELISM)
-gpus, no_gpu = helpers.gpus(options.device), no_gpu_reason(options.device)
-gpu = gpus[0] if gpus else None
-if len(gpus) >= 2:
-    mode, devices, cpu_threads = "multi-gpu", gpus[:2], None
-    print("2 or more GPUs: one job on each of the first two.")
-elif gpus:
-    mode, devices = "gpu+cpu", [gpu, helpers.cpu()]
-    cpu_threads = helpers.use_cpu_threads(cpu_count())
-    print(f"1 GPU: one job on the GPU and one on the CPU ({cpu_threads} threads), sized to "
-          "take about as long.")
-else:
-    mode, devices = "cpu", [helpers.cpu(), helpers.cpu()]
-    cpu_threads = helpers.use_cpu_threads(cpu_count())
-    print(f"{no_gpu}: two CPU jobs ({cpu_threads} threads each). Eager PyTorch runs a CPU "
-          "operation before its call returns, so from one thread they run one after the "
-          "other; all figures are CPU figures.")
+
+# %% tags=["setup"]
+import torch
+
+import helpers  # the book's devices and timer
+
+devices = helpers.two_devices()  # two GPUs, a GPU and the CPU, or the CPU
+sizes = helpers.job_sizes(devices)  # the CPU's job as long as the GPU's
+xs = [torch.rand(n, n, device=d) for n, d in zip(sizes, devices)]
+
+# %% tags=["setup-harness"]
+gpus = [d for d in devices if d.type == "cuda"]
+mode = "multi-gpu" if len(gpus) == 2 else "gpu+cpu" if gpus else "cpu"
 names = [helpers.name(d, i if mode == "cpu" else None) for i, d in enumerate(devices)]
+cpu_threads = torch.get_num_threads() if mode != "multi-gpu" else None
 print("TF32 is off: every product is fp32.")
-size = helpers.choose_size(options, report, devices[0])
-sizes = [size, helpers.cpu_size_like_gpu(gpu, size) if mode == "gpu+cpu" else size]
-report.publish_all({"mode": mode, "n_gpus": len(gpus), "devices": sorted({helpers.name(d) for d in devices}),
+report.publish_all({"size": sizes[0], "mode": mode, "n_gpus": len(helpers.gpus(options.device)),
+                    "devices": sorted({helpers.name(d) for d in devices}),
                     "products": helpers.PRODUCTS, "cpu_threads": cpu_threads, "job_sizes": sizes})
 
 
@@ -59,10 +53,9 @@ def run(x):
     return [x.mm(x) for _ in range(50)]
 
 
-xs = [torch.rand(n, n, device=d) for n, d in zip(sizes, devices)]
-jobs = [lambda: run(xs[0]), lambda: run(xs[1])]  # one job per device
-for name, x in zip(names, xs):
-    print(f"{name}: 50 products of {x.shape[0]}x{x.shape[0]}")
+for i, x in enumerate(xs):
+    print(f"job {i}: 50 products of {len(x)}×{len(x)} on {x.device}")
+
 
 # %% tags=["together"]
 def together():
@@ -70,14 +63,17 @@ def together():
     return run(xs[0]) + run(xs[1])
 
 
-times = helpers.benchmark({f"{names[0]} alone": jobs[0],
-                           f"{names[1]} alone": jobs[1],
+times = helpers.benchmark({"job 0 alone": lambda: run(xs[0]),
+                           "job 1 alone": lambda: run(xs[1]),
                            "both together": together}, devices)
 
 # %% tags=["together-harness"]
 alone_0, alone_1, both = times.values()
 parallel_eff = parallel_efficiency([median(alone_0), median(alone_1)], median(both))
+print(f"one after the other, the jobs would take {helpers.timing([a + b for a, b in zip(alone_0, alone_1)])}")
 print(f"parallel efficiency, max(alone) / together: {helpers.fraction(parallel_eff)}")
+print(f"speed-up over one after the other, per job: "
+      f"{helpers.fraction((median(alone_0) + median(alone_1)) / median(both) / 2)}")
 for key, samples in (("t_alone_0", alone_0), ("t_alone_1", alone_1), ("t_together", both)):
     report.publish_timing(key, samples)
 report.publish("parallel_eff", parallel_eff)
@@ -87,7 +83,7 @@ report.publish("parallel_eff", parallel_eff)
 def spans_of(lanes):
     """Run the jobs of ``lanes`` as ``together`` does, once, and return when each ran."""
     timeline = helpers.Timeline(devices)
-    wrapped = [timeline.wrap(str(i), devices[i], jobs[i]) for i in lanes]
+    wrapped = [timeline.wrap(str(i), devices[i], lambda i=i: run(xs[i])) for i in lanes]
     helpers.measure({"spans": lambda: [y for job in wrapped for y in job()]},
                     devices, repeats=1, warmup=0)
     return timeline.spans()
@@ -104,27 +100,24 @@ report.figure(lambda lang: helpers.draw_timeline(
      text(lang, "together"): [s._replace(row=row(lang, int(s.row))) for s in together_spans]},
     lang), "timeline-devices")
 
-# %% tags=["copies"]
-if gpus:
-    ys = run(xs[0])  # 50 results on the GPU to copy
-    pageable = [torch.empty(y.shape) for y in ys]  # allocated once
-    pinned = [torch.empty(y.shape, pin_memory=True) for y in ys]  # and pinned
-    copies = helpers.benchmark({
-        "fresh .to('cpu')": lambda: [y.to("cpu") for y in ys],
-        "into pageable buffers": lambda: [
-            p.copy_(y) for p, y in zip(pageable, ys)],
-        "into pinned buffers": lambda: [
-            p.copy_(y, non_blocking=True) for p, y in zip(pinned, ys)],
-    }, gpu, repeats=3)
+# %% tags=["copies", "raises-exception"]
+gpu = helpers.gpu()  # what follows needs a GPU: it stops without one
+ys = run(xs[0])  # 50 results on the GPU to copy
+pageable = [torch.empty(y.shape) for y in ys]  # allocated once
+pinned = [torch.empty(y.shape, pin_memory=True) for y in ys]  # and pinned
+copies = helpers.benchmark({
+    "fresh .to('cpu')": lambda: [y.to("cpu") for y in ys],
+    "into pageable buffers": lambda: [
+        p.copy_(y) for p, y in zip(pageable, ys)],
+    "into pinned buffers": lambda: [
+        p.copy_(y, non_blocking=True) for p, y in zip(pinned, ys)],
+}, gpu, repeats=3)
 
 # %% tags=["copies-harness"]
-if gpus:
-    for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):
-        report.publish_timing(key, samples)
-    nbytes = sum(y.numel() * y.element_size() for y in ys)
-    report.publish("copy_gbps", rate(nbytes, median(copies["into pinned buffers"]), 1e9))
-else:
-    print(f"{no_gpu}: the copy experiments need a GPU and are left out.")
+for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):
+    report.publish_timing(key, samples)
+nbytes = sum(y.numel() * y.element_size() for y in ys)
+report.publish("copy_gbps", rate(nbytes, median(copies["into pinned buffers"]), 1e9))
 
 
 # %% tags=["same-stream"]
@@ -135,23 +128,20 @@ def run_then_copy():
     return ys
 
 
-if gpus:
-    runs = helpers.benchmark({"products alone": lambda: run(xs[0]),
-                              "products, then copies": run_then_copy}, gpu)
+runs = helpers.benchmark({"products alone": lambda: run(xs[0]),
+                          "products, then copies": run_then_copy}, gpu)
 
 # %% tags=["same-stream-harness"]
-if gpus:
-    t_run, t_same = runs.values()
-    t_pinned = copies["into pinned buffers"]
-    overlap_eff_same_stream = overlap_efficiency(median(t_run), median(t_pinned), median(t_same))
-    print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff_same_stream)}")
-    report.publish_timing("t_run", t_run)
-    report.publish_timing("t_run_copy_same_stream", t_same)
-    report.publish("overlap_eff_same_stream", overlap_eff_same_stream)
+t_run, t_same = runs.values()
+t_pinned = copies["into pinned buffers"]
+overlap_eff_same_stream = overlap_efficiency(median(t_run), median(t_pinned), median(t_same))
+print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff_same_stream)}")
+report.publish_timing("t_run", t_run)
+report.publish_timing("t_run_copy_same_stream", t_same)
+report.publish("overlap_eff_same_stream", overlap_eff_same_stream)
 
 # %% tags=["side-stream"]
-copy_stream = torch.cuda.Stream(gpu) if gpus else None  # a second queue
-
+copy_stream = torch.cuda.Stream(gpu)  # a second queue on the GPU
 
 def run_and_copy(inputs, wait=True):
     ys = []
@@ -161,73 +151,73 @@ def run_and_copy(inputs, wait=True):
             copy_stream.wait_event(torch.cuda.current_stream().record_event())
         with torch.cuda.stream(copy_stream):
             p.copy_(ys[-1], non_blocking=True)
+        ys[-1].record_stream(copy_stream)  # keep its memory until copied
     return ys
 
+# %% tags=["side-stream-time"]
+side = helpers.benchmark({"products, copies on a side stream":
+                          lambda: run_and_copy([xs[0]] * 50)}, gpu)
+
 # %% tags=["side-stream-harness"]
-if gpus:
-    side = helpers.benchmark({"products, copies on a side stream":
-                              lambda: run_and_copy([xs[0]] * len(pinned))}, gpu)
-    (t_side,) = side.values()
-    overlap_eff = overlap_efficiency(median(t_run), median(t_pinned), median(t_side))
-    print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff)}")
-    report.publish_timing("t_run_copy_streams", t_side)
-    report.publish("overlap_eff", overlap_eff)
+(t_side,) = side.values()
+overlap_eff = overlap_efficiency(median(t_run), median(t_pinned), median(t_side))
+print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff)}")
+report.publish_timing("t_run_copy_streams", t_side)
+report.publish("overlap_eff", overlap_eff)
 
 # %% tags=["check"]
 correct = {}
-if gpus:
-    for wait in (True, False):
-        for p in pinned:
-            p.zero_()  # clear what earlier runs left in the buffers
-        inputs = [torch.rand_like(xs[0]) for _ in pinned]  # distinct data
-        ys = run_and_copy(inputs, wait)
-        torch.cuda.synchronize(gpu)  # only now may the host read pinned
-        correct[wait] = helpers.count_equal(pinned, ys)
-        print(f"wait={wait}: {correct[wait]} of {len(ys)} copies are right")
+for wait in (True, False):
+    for p in pinned:
+        p.zero_()  # clear what earlier runs left in the buffers
+    inputs = [torch.rand_like(xs[0]) for _ in pinned]  # distinct data
+    ys = run_and_copy(inputs, wait)
+    torch.cuda.synchronize(gpu)  # the host may read pinned only now
+    correct[wait] = sum(torch.equal(p.to(gpu), y) for p, y in zip(pinned, ys))
+    print(f"wait={wait}: {correct[wait]} of {len(ys)} copies are right")
 
 # %% tags=["check-harness"]
-report.publish_all({"copies_correct": correct.get(True), "copies_correct_no_wait": correct.get(False)})
+report.publish_all({"copies_correct": correct[True], "copies_correct_no_wait": correct[False]})
 
 # %% tags=["timeline-copy"]
-if gpus:
-    inputs = [xs[0]] * len(pinned)
-    one_stream = helpers.copy_spans(inputs, pinned)
-    two_streams = helpers.copy_spans(inputs, pinned, copy_stream)
-    copy_seconds = [s.end - s.start for s in two_streams if s.label == "copy"]
-    link_achieved = rate(ys[0].numel() * ys[0].element_size(), median(copy_seconds), 1e9)
+inputs = [xs[0]] * len(pinned)
+one_stream = helpers.copy_spans(inputs, pinned)
+two_streams = helpers.copy_spans(inputs, pinned, copy_stream)
+copy_seconds = [s.end - s.start for s in two_streams if s.label == "copy"]
+link_achieved = rate(ys[0].numel() * ys[0].element_size(), median(copy_seconds), 1e9)
 
-    def localized(spans, lang):
-        return [s._replace(row=text(lang, s.row), label=text(lang, s.label))
-                for s in spans]
 
-    report.figure(lambda lang: helpers.draw_timeline(
-        {text(lang, "one_stream"): localized(one_stream, lang),
-         text(lang, "side_stream"): localized(two_streams, lang)},
-        lang, title=names[0], color_by="label"), "timeline-copy")
-else:
-    print(f"{no_gpu}: no copy timeline.")
+def localized(spans, lang):
+    return [s._replace(row=text(lang, s.row), label=text(lang, s.label)) for s in spans]
+
+
+report.figure(lambda lang: helpers.draw_timeline(
+    {text(lang, "one_stream"): localized(one_stream, lang),
+     text(lang, "side_stream"): localized(two_streams, lang)},
+    lang, title=names[0], color_by="label"), "timeline-copy")
+
+# %% tags=["limits-setup"]
+import helpers  # the book's devices and limits
+
+gpu = helpers.gpu()  # this section needs a GPU
 
 # %% tags=["limits"]
-if gpus:
-    peak = helpers.peak_rates(gpu)  # from the hardware, through NVML
-    best = helpers.best_rates(gpu)  # large copies and products, CUDA events
-    achieved = {"link": link_achieved,  # the side stream's copies, overlapped
-                "fp32": matmul_flops(size, 50) / median(t_run) / 1e12}
-    for what, unit in (("link", "GB/s"), ("fp32", "TFLOP/s")):
-        print(f"{what} ({unit}): peak {peak[what]:.1f}, best measured "
-              f"{best[what]:.1f}, achieved {achieved[what]:.1f}")
+peak = helpers.peak_rates(gpu)  # from the hardware, through NVML
+best = helpers.best_rates(gpu)  # large copies and products, CUDA events
+for what, unit in (("link", "GB/s"), ("fp32", "TFLOP/s")):
+    print(f"{what} ({unit}): peak {peak[what]:.1f}, best measured "
+          f"{best[what]:.1f}, best / peak {best[what] / peak[what]:.2f}")
 
 # %% tags=["limits-harness"]
-if gpus:
-    for what, unit in (("link", "gbps"), ("fp32", "tflops")):
-        best_frac, achieved_frac = ratio(best[what], peak[what]), ratio(achieved[what], peak[what])
-        print(f"{what}: best / peak {helpers.fraction(best_frac)}, "
-              f"achieved / peak {helpers.fraction(achieved_frac)}")
-        report.publish_all({f"{what}_peak_{unit}": peak[what], f"{what}_best_{unit}": best[what],
-                            f"{what}_achieved_{unit}": achieved[what],
-                            f"{what}_best_frac": best_frac, f"{what}_achieved_frac": achieved_frac})
-else:
-    print(f"{no_gpu}: no link or GPU compute rates to compare.")
+achieved = {"link": link_achieved,  # the side stream's copies, overlapped
+            "fp32": matmul_flops(sizes[0], 50) / median(t_run) / 1e12}
+for what, unit in (("link", "gbps"), ("fp32", "tflops")):
+    best_frac, achieved_frac = ratio(best[what], peak[what]), ratio(achieved[what], peak[what])
+    print(f"{what}: achieved {achieved[what]:.1f}, achieved / peak {helpers.fraction(achieved_frac)}, "
+          f"achieved / best {helpers.fraction(ratio(achieved[what], best[what]))}")
+    report.publish_all({f"{what}_peak_{unit}": peak[what], f"{what}_best_{unit}": best[what],
+                        f"{what}_achieved_{unit}": achieved[what],
+                        f"{what}_best_frac": best_frac, f"{what}_achieved_frac": achieved_frac})
 
 # %% tags=["finish"]
 figures = report.finish()

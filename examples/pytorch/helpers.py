@@ -1,12 +1,17 @@
 """PyTorch helpers shared by the example scripts of this chapter.
 
-The one timing helper the book's cells call is :func:`benchmark`: it warms
-up, synchronizes every device it is given, times its cases in turns and
-prints each median with its spread. The rest is harness the pages do not
-show: device discovery that never fails without a GPU, the size that suits
-the device (``--size auto``), jobs that run from threads of their own, GPU
-time from CUDA events, the peaks of the hardware, and timelines. The MXNet
-twin (examples/mxnet/helpers.py) has the same function names.
+The pages call a handful of them, each introduced where it is first used:
+:func:`try_gpu`, :func:`gpu`, :func:`two_devices`, :func:`matrix_size`,
+:func:`job_sizes`, :func:`benchmark` (the book's timer, shown in full on the
+first page) and :func:`device_benchmark`. The rest is harness the pages do not
+show: the options and the report of a whole script, jobs that run from threads
+of their own, GPU time from CUDA events, the peaks of the hardware, and
+timelines. The MXNet twin (examples/mxnet/helpers.py) has the same function
+names.
+
+A page's shown cells run as a program of their own: without :func:`start`,
+the helpers read the options from the command line (or EXAMPLE_ARGS in a
+notebook) the first time they need them.
 
 This is the one place that puts examples/ on sys.path, so that the scripts can
 use the framework-agnostic modules in examples/common/.
@@ -24,7 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware  # noqa: E402
 from common.machine import cpu_model, device_label  # noqa: E402
-from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options  # noqa: E402
+from common.machine import cpu_count  # noqa: E402
+from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, no_gpu_reason, oom_message,  # noqa: E402
+                            parse_options, stop_here)
 from common.report import Report, fraction, timing  # noqa: E402,F401
 from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
@@ -32,18 +39,24 @@ from common.timeline import Span, draw_timeline  # noqa: E402,F401
 FRAMEWORK = "pytorch"
 #: Matrix products per job, as in the book.
 PRODUCTS = 50
-# What start() and choose_size() settled, for benchmark() and the out-of-memory message.
-_settings = {"repeats": 5, "size": None}
+# What start() and matrix_size() settled: the options, the script's report, the size.
+_settings = {"options": None, "report": None, "size": None}
+
+
+def options():
+    """The options: those that :func:`start` parsed, else the command line's, read once."""
+    if _settings["options"] is None:
+        _settings["options"] = parse_options()
+    return _settings["options"]
 
 
 def start(doc, keys=(), add_arguments=None):
-    """Parse the options, switch TF32 off, and return ``(options, report)``.
+    """Parse a whole script's options, switch TF32 off, and return ``(options, report)``.
 
     Out-of-memory errors from here on end with one line that suggests a smaller
     --size instead of a traceback.
     """
-    options = parse_options(doc, add_arguments=add_arguments)
-    _settings["repeats"] = options.repeats
+    options = _settings["options"] = parse_options(doc, add_arguments=add_arguments)
     # The book's figures are fp32: TF32 would make products ~7x faster and less exact.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -55,7 +68,8 @@ def start(doc, keys=(), add_arguments=None):
         return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
 
     install_error_hook(explain)
-    return options, Report(options, keys)
+    report = _settings["report"] = Report(options, keys)
+    return options, report
 
 
 def is_out_of_memory(exc):
@@ -95,6 +109,45 @@ def gpus(choice="auto"):
 def cpu():
     """The CPU device."""
     return torch.device("cpu")
+
+
+def try_gpu():
+    """The first GPU, or the CPU without one (or with --device cpu); prints which."""
+    found = gpus(options().device)
+    device = found[0] if found else cpu()
+    print(f"device: {name(device)}")
+    return device
+
+
+def gpu():
+    """The first GPU. Without one, say that what follows needs a GPU, and stop the program."""
+    found = gpus(options().device)
+    if not found:
+        report = _settings["report"]
+        stop_here(f"{no_gpu_reason(options().device)}: what follows needs an NVIDIA GPU, so the "
+                  "program stops here.", report.finish if report else None)
+    return found[0]
+
+
+def two_devices():
+    """Two devices for two jobs: the first two GPUs, else the GPU and the CPU, else the CPU twice.
+
+    A CPU job uses every core (its thread count is fixed, in every thread
+    that runs it); the output says which pair it is.
+    """
+    found = gpus(options().device)
+    if len(found) >= 2:
+        print("2 or more GPUs: one job on each of the first two.")
+        return found[:2]
+    threads = use_cpu_threads(cpu_count())
+    if found:
+        print(f"1 GPU: one job on the GPU and one on the CPU ({threads} threads), sized to "
+              "take about as long.")
+        return [found[0], cpu()]
+    print(f"{no_gpu_reason(options().device)}: two CPU jobs ({threads} threads each). Eager PyTorch "
+          "runs a CPU operation before its call returns, so from one thread they run one after the "
+          "other; all figures are CPU figures.")
+    return [cpu(), cpu()]
 
 
 def name(device, job=None):
@@ -246,7 +299,14 @@ def _gpu_time(case, device):
 
 
 def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
-    """The samples of :func:`benchmark`, without printing them."""
+    """The harness's timer: samples like :func:`benchmark`'s, without printing them.
+
+    ``cases`` maps a label to a function, called from this thread, or to a
+    list (or a {lane: function} mapping) of functions that start at the same
+    time, each from its lane's own thread; for such a case each lane's own
+    finish times are kept too (``Samples.lanes``). ``clock="gpu"`` times the
+    GPU's own work with CUDA events (on the CPU, the host clock).
+    """
     devices = [torch.device(d) for d in _as_list(devices)]
     gpu_clock = clock == "gpu" and any(d.type == "cuda" for d in devices)
     if clock not in ("host", "gpu"):
@@ -261,31 +321,35 @@ def measure(cases, devices=(), wait=True, clock="host", per=1, repeats=None, war
             return _gpu_time(case, next(d for d in devices if d.type == "cuda"))
         return _host_time(case, devices, wait or clock == "gpu")
 
-    raw = in_turns(time_once, cases, _settings["repeats"] if repeats is None else repeats, warmup)
+    raw = in_turns(time_once, cases, repeats or options().repeats, warmup)
     return {label: Samples([t / per for t, _ in samples],
                            {lane: [lanes[lane] / per for _, lanes in samples] for lane in samples[0][1]})
             for label, samples in raw.items()}
 
 
-def benchmark(cases, devices=(), wait=True, clock="host", per=1, repeats=None, warmup=1):
-    """Time each case and print its median with its spread; return the samples.
+def benchmark(cases, devices, wait=True, per=1, repeats=None, warmup=1):
+    """Time each case; print its median [fastest-slowest]; return the samples."""
+    samples = {label: [] for label in cases}
+    for turn in range(warmup + (repeats or options().repeats)):
+        for label, case in cases.items():  # in turns: a drift hits every case
+            synchronize(devices)  # the work queued before is not timed
+            begin = time.perf_counter()
+            case()
+            if wait:
+                synchronize(devices)  # wait for every device involved
+            if turn >= warmup:  # a warm-up pays the one-off costs, untimed
+                samples[label].append((time.perf_counter() - begin) / per)
+    for label, values in samples.items():
+        print(f"{label}: {timing(values)}")  # median [min-max]
+    return samples
 
-    ``cases`` maps a label to a function, called from this thread, or to a
-    list (or a {lane: function} mapping) of functions that start at the same
-    time, each from its lane's own thread. Every case runs once to warm up;
-    then the cases are timed in turns, ``repeats`` times (default --repeats).
-    Before each call every device in ``devices`` is synchronized. The clock
-    stops when the call returns and, with ``wait=True``, when every device is
-    done; for the lanes of a case, also each lane's own finish time is kept.
-    ``clock="gpu"`` times the GPU's own work with CUDA events (on the CPU,
-    the host clock). ``per`` divides every sample, e.g. per step.
-    """
-    samples = measure(cases, devices, wait, clock, per, repeats, warmup)
+
+def device_benchmark(cases, device, per=1):
+    """Like :func:`benchmark`, but the device's own time: on a GPU, CUDA events
+    around the queued work (see :func:`_gpu_time`); on the CPU, the host clock."""
+    samples = measure(cases, [device], clock="gpu", per=per)
     for label, values in samples.items():
         print(f"{label}: {timing(values)}")
-        if len(values.lanes) > 1:
-            for lane, finished in values.lanes.items():
-                print(f"  job {lane} finished after {timing(finished)}")
     return samples
 
 
@@ -317,15 +381,15 @@ def cpu_size_for(seconds_target, products, largest):
     return size
 
 
-def choose_size(options, report, device, largest=GPU_SIZE):
-    """The matrix side of a job: print it and publish it (once) as ``size``.
+def matrix_size(device, largest=GPU_SIZE):
+    """The side of the book's square matrices on ``device``, printed with how it was chosen.
 
     ``--size N`` gives N. ``--size auto`` gives GPU_SIZE on a GPU, and on the
     CPU the size at which one job of PRODUCTS products takes about
     CPU_JOB_SECONDS (at most ``largest``).
     """
-    if options.size != "auto":
-        size, how = options.size, "--size"
+    if options().size != "auto":
+        size, how = options().size, "--size"
     elif torch.device(device).type == "cuda":
         size, how = GPU_SIZE, "--size auto on a GPU"
     else:
@@ -333,8 +397,16 @@ def choose_size(options, report, device, largest=GPU_SIZE):
         how = f"--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU"
     _settings["size"] = size
     print(f"size: {size} ({how})")
-    report.publish("size", size)
     return size
+
+
+def job_sizes(devices):
+    """The matrix side of each of two jobs: :func:`matrix_size` on the first device, and for a
+    CPU next to a GPU the side whose job takes as long as the GPU's (both rates measured here)."""
+    size = matrix_size(devices[0])
+    if devices[0].type == "cuda" and devices[1].type == "cpu":
+        return [size, cpu_size_like_gpu(devices[0], size)]
+    return [size, size]
 
 
 def cpu_size_like_gpu(gpu, size):

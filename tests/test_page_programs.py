@@ -1,0 +1,114 @@
+"""Every lesson page is a program: its shown cells, in page order, run as shown (see page_programs.py).
+
+On the CPU, the names and the device guards are checked statically, the MXNet programs run to their
+end (MXNet runs on CPU contexts anyway), and the PyTorch programs run until the first section that
+needs a GPU, which stops them with one line. On a GPU (`make test-gpu`), every program runs to its end
+and prints the lines that its page shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from page_programs import EXAMPLES, FRAMEWORKS, LESSONS, Cell, device_guards, shown_cells, undefined_names, write_program
+
+PAGES = [(page, framework) for page in LESSONS for framework in FRAMEWORKS if shown_cells(page, framework)]
+STOPPED = "what follows needs"
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def run_program(page: str, framework: str, *args: str, timeout: int) -> subprocess.CompletedProcess:
+    """Save the page's program beside the framework's helpers, run it, and remove it."""
+    path = write_program(page, framework, EXAMPLES / framework)
+    try:
+        return subprocess.run([sys.executable, path.name, *args], cwd=path.parent, capture_output=True, text=True,
+                              timeout=timeout, env=dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1"))
+    finally:
+        path.unlink()
+
+
+def test_every_lesson_page_shows_a_program_in_both_frameworks():
+    """Each lesson page shows PyTorch cells, and all but the measuring page show MXNet cells too."""
+    shown = {(page, framework) for page, framework in PAGES}
+    assert {(page, "pytorch") for page in LESSONS} <= shown
+    assert {(page, "mxnet") for page in LESSONS if page != "measuring"} <= shown
+
+
+@pytest.mark.parametrize("page,framework", PAGES)
+def test_the_first_shown_cell_sets_up_and_every_name_comes_from_a_shown_cell(page, framework):
+    """The program starts with its imports, and no shown cell uses a name that only a hidden cell defines."""
+    cells = shown_cells(page, framework)
+    assert "import helpers" in cells[0].source, f"{page}: the first shown cell is not the set-up"
+    assert undefined_names(cells) == []
+
+
+@pytest.mark.parametrize("page,framework", PAGES)
+def test_no_shown_cell_tests_for_a_device(page, framework):
+    """Shown cells carry no device guards: a section that needs a GPU stops through helpers.gpu()."""
+    assert device_guards(shown_cells(page, framework)) == []
+
+
+def test_the_checks_catch_a_hidden_name_and_a_guard():
+    """The static checks fail on what the old pages showed: names from hidden cells, and guards."""
+    cells = [Cell("x", "setup", "import torch\nx = torch.rand(2)\n"),
+             Cell("x", "run", "def run():\n    return x @ w\n\nif gpus:\n    y = run()\nz = y if on_gpu else 0\n")]
+    assert undefined_names(cells) == ["x:run: gpus", "x:run: on_gpu", "x:run: w"]
+    assert device_guards(cells) == ["x:run: gpus", "x:run: on_gpu"]
+    assert undefined_names([Cell("x", "a", "import helpers\nfor i in range(2):\n    print(i, helpers)\n")]) == []
+
+
+@pytest.mark.parametrize("page", [p for p, f in PAGES if f == "mxnet"])
+def test_mxnet_page_programs_run_to_their_end_on_cpu_contexts(page):
+    """Every MXNet page program runs as shown, and its timings come out with their spread."""
+    done = run_program(page, "mxnet", "--size", "48", "--repeats", "1", timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert STOPPED not in done.stdout and "Traceback" not in done.stderr
+    assert re.search(r"^[^:\n]+: \S+ (?:s|ms|µs) \[", done.stdout, re.M), done.stdout
+
+
+@pytest.mark.parametrize("page", [p for p, f in PAGES if f == "pytorch"])
+def test_pytorch_page_programs_run_on_the_cpu_until_a_section_needs_a_gpu(page):
+    """Without a GPU, a PyTorch page program runs what the CPU allows, then stops with one line and
+    exit status 0; a page that needs no GPU runs to its end."""
+    done = run_program(page, "pytorch", "--size", "48", "--repeats", "1", "--device", "cpu", timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    stops = [line for line in done.stdout.splitlines() if STOPPED in line]
+    needs_gpu = any("helpers.gpu()" in cell.source for cell in shown_cells(page, "pytorch"))
+    assert len(stops) == (1 if needs_gpu else 0), done.stdout
+    if needs_gpu:
+        assert done.stdout.rstrip().endswith("so the program stops here."), done.stdout[-500:]
+
+
+def shown_output_lines(page: str, framework: str) -> list[str]:
+    """The text lines the recorded run printed under the shown cells, numbers masked."""
+    notebook = json.loads((EXAMPLES / "recordings" / framework / f"{shown_cells(page, framework)[0].example}.ipynb")
+                          .read_text())
+    tags = {cell.tag for cell in shown_cells(page, framework)}
+    lines = []
+    for cell in notebook["cells"]:
+        if set(cell.get("metadata", {}).get("tags", [])) & tags:
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                    lines += [NUMBER.sub("#", line) for line in "".join(output["text"]).splitlines() if line.strip()]
+    return lines
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("page,framework", PAGES)
+def test_page_programs_run_to_their_end_on_the_gpu_and_print_what_the_page_shows(page, framework):
+    """On a GPU every page program runs to its end and prints each line its page shows (values aside)."""
+    args = ("--repeats", "2") if framework == "pytorch" else ("--size", "256", "--repeats", "1")
+    done = run_program(page, framework, *args, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert STOPPED not in done.stdout
+    printed = {NUMBER.sub("#", line) for line in done.stdout.splitlines()}
+    expected = [line for line in shown_output_lines(page, framework) if not line.startswith("size: #")]
+    missing = [line for line in expected if line not in printed]
+    assert not missing, f"{page}/{framework}: the page shows lines the program did not print: {missing}"
