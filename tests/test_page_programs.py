@@ -20,7 +20,8 @@ from page_programs import EXAMPLES, FRAMEWORKS, LESSONS, Cell, device_guards, sh
 
 PAGES = [(page, framework) for page in LESSONS for framework in FRAMEWORKS if shown_cells(page, framework)]
 STOPPED = "what follows needs"
-NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# Values may differ from the recorded run, and so may the unit a time is printed in.
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?")
 
 
 def run_program(page: str, framework: str, *args: str, timeout: int) -> subprocess.CompletedProcess:
