@@ -19,6 +19,7 @@ and exports on the CPU, then says so and stops where the graphs begin.
 """
 
 # %% tags=["harness"]
+import getpass
 import os
 import tempfile
 import warnings
@@ -35,9 +36,10 @@ warnings.filterwarnings("ignore", message="The given buffer is not writable", ca
 warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores", category=UserWarning)
 
 options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option(SWEEP))
-# Inductor's compile cache (its default folder): code compiled by earlier runs makes compiling faster.
+# Inductor's compile cache, in the folder Inductor uses by default (named after the user, as
+# getpass gives it): code compiled by earlier runs makes compiling faster.
 cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
-    tempfile.gettempdir(), f"torchinductor_{os.environ.get('USER') or os.getuid()}")
+    tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
 cache_warm = os.path.isdir(cache) and any(os.scandir(cache))
 
 
