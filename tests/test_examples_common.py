@@ -199,31 +199,36 @@ def test_publish_timing_gives_the_median_and_the_spread():
 
 
 def test_finish_publishes_none_for_missing_keys_and_json_is_the_only_output(capsys):
-    """With --json the script prints one JSON object: its keys, spreads, size and repeats, nothing else."""
+    """With --json the script prints one JSON object: its keys, spreads, size and repeats, and the unit
+    of every value that has one, nothing else."""
     rep = make_report(json=True)
     print("this line must not reach stdout")
     rep.publish("a", 1.25)
     rep.publish("size", 64)
+    rep.publish("x_peak_gbps", 63.0)
     values = rep.finish()
     out = capsys.readouterr().out
     assert out.count("\n") == 1
-    assert json.loads(out) == values == {"size": 64, "repeats": 2, "a": 1.25, "t_b": None,
-                                         "t_b_spread": None}
-    assert list(json.loads(out)) == ["a", "t_b", "t_b_spread", "size", "repeats"], "the contract's order"
+    printed = json.loads(out)
+    assert printed.pop("units") == {"t_b": "s", "t_b_spread": "s", "x_peak_gbps": "GB/s"}
+    assert printed == values == {"size": 64, "repeats": 2, "a": 1.25, "t_b": None, "t_b_spread": None,
+                                 "x_peak_gbps": 63.0}
+    assert list(printed) == ["a", "t_b", "t_b_spread", "size", "repeats", "x_peak_gbps"], "the contract's order"
 
 
 
 def test_sweep_table_writes_every_time_in_ms_and_copy_columns_only_with_copies():
-    """One unit per column (no 0.0011 s under 897.6 µs), and no column of n/a on a device without copies."""
+    """One unit per column (no 0.0011 s under 897.6 µs), 3 significant digits (never 130.975, which a
+    Turkish reader takes for thousands), and no column of n/a on a device without copies."""
     from common import report
     gpu_row = {"one": 0.0008976, "two": 0.0018, "parallel_eff": 0.5, "copy": 0.0003522, "both": 0.0012,
                "overlap_eff": 0.739}
     lines = report.sweep_table({64: gpu_row, 4000: {**gpu_row, "one": 0.1309}}, copies=True).splitlines()
     assert "size  one job (ms)  two at once (ms)" in lines[0] and "overlap eff" in lines[0]
-    assert lines[1].split() == ["64", "0.898", "1.800", "0.50", "0.352", "1.200", "0.74"]
-    assert lines[2].split()[1] == "130.900"
+    assert lines[1].split() == ["64", "0.90", "1.80", "0.50", "0.35", "1.20", "0.74"]
+    assert lines[2].split()[1] == "131"
     cpu = report.sweep_table({64: {**gpu_row, "copy": None, "both": None, "overlap_eff": None}}, copies=False)
-    assert "copy" not in cpu and "n/a" not in cpu and cpu.splitlines()[1].split() == ["64", "0.898", "1.800", "0.50"]
+    assert "copy" not in cpu and "n/a" not in cpu and cpu.splitlines()[1].split() == ["64", "0.90", "1.80", "0.50"]
 
 
 def test_formatting():
@@ -362,7 +367,7 @@ def test_figure_is_drawn_in_every_language_with_its_metadata(tmp_path, monkeypat
 
     def draw(lang):
         drawn.append(lang)
-        return plots.draw_efficiency({"x": ([64, 256], [0.5, 0.9])}, lang)
+        return plots.draw_efficiency({"x": ([64, 256], [0.5, 0.9], [0.5, 0.5])}, lang)
 
     assert rep.figure(draw, "sweep") is None  # a cell ending with it shows only the figures
     paths = rep.saved
@@ -404,14 +409,31 @@ def test_timeline_draws_a_png(tmp_path):
 
 
 def test_efficiency_plot_skips_missing_points(tmp_path):
-    fig = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9]), "cpu": ([64, 256], [None, 0.6])})
+    fig = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9], [0.5, 0.5]), "cpu": ([64, 256], [None, 0.6], [0.5, 0.5])})
     lines = [line for line in fig.axes[0].get_lines() if line.get_label() in ("gpu", "cpu")]
     assert [len(line.get_xdata()) for line in lines] == [2, 1]
     assert fig.axes[0].get_ylabel() == "efficiency"
-    tr = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9])}, "tr")
+    tr = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9], [0.5, 0.5])}, "tr")
     tr.canvas.draw()
     assert tr.axes[0].get_ylabel() == "verim"
     assert "0,4" in [t.get_text() for t in tr.axes[0].get_yticklabels()]
+
+
+def test_each_sweep_curve_has_its_own_no_overlap_floor():
+    """Two equal jobs one after the other give 1/2; products and copies one after the other give
+    max / sum (0.70 for 0.68 ms and 0.29 ms), and the plot draws that floor in the curve's colour,
+    not one line at 0.5 for every curve."""
+    rows = {64: {"one": 0.68e-3, "copy": 0.29e-3, "parallel_eff": 0.52, "overlap_eff": 0.71}}
+    curves = plots.sweep_curves(rows, "streams", "copies")
+    assert curves["streams"][2] == [0.5]
+    assert curves["copies"][2] == [pytest.approx(0.68 / 0.97)]
+    fig = plots.draw_efficiency(curves)
+    ax = fig.axes[0]
+    by_label = {line.get_label(): line for line in ax.get_lines()}
+    floors = [line for line in ax.get_lines() if line.get_linestyle() == ":" and len(line.get_ydata())]
+    assert sorted(round(float(line.get_ydata()[0]), 2) for line in floors) == [0.5, 0.7]
+    assert {line.get_color() for line in floors} == {by_label["streams"].get_color(), by_label["copies"].get_color()}
+    assert not [line for line in ax.get_lines() if list(line.get_ydata()) == [0.5, 0.5] and line.get_linestyle() != ":"]
 
 
 def test_in_turns_times_every_case_once_per_round():

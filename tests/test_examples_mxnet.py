@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
+from example_runs import DOCUMENTED, figures, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
     median_seconds, \
     check_shown_cells, ok, run_cases
 
@@ -55,11 +55,13 @@ runpy.run_path(script, run_name="__main__")
 PLANTED = """
 import runpy, sys
 import helpers
+from mxnet import npx
 same, calls = helpers.same, []
 def planted(host, result):
     calls.append(1)
     return same(host + (len(calls) == 7), result)  # the 7th copy differs by 1
 helpers.same = planted
+helpers.gpus = lambda choice="auto": [npx.cpu(1)]  # the copy check runs only with a GPU: pretend one
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -110,7 +112,7 @@ def runs(tmp_path_factory):
 
 def rerun_json(name):
     """One more run, alone, when a timing looks impossible: a busy machine can upset one measurement."""
-    return json.loads(start(name, "").communicate(timeout=300)[0])
+    return figures(start(name, "").communicate(timeout=300)[0])
 
 
 def never_claims_a_gpu(out):
@@ -126,7 +128,7 @@ def test_auto_parallelism_says_it_ran_on_cpu_contexts(runs):
     assert f"{NO_GPU}: two jobs on the CPU contexts cpu(0) and cpu(1)" in out
     assert "all figures are CPU figures" in out and "size: 48 (--size)" in out
     assert "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13" in out
-    assert "the copy timings need a GPU and are left out" in out and "no copy timeline" in out
+    assert out.rstrip().endswith(f"{NO_GPU}: what follows needs a GPU that MXNet can use, so the program stops here.")
     never_claims_a_gpu(out)
     assert not list((tmp / "auto").glob("timeline-copy*"))
 
@@ -135,11 +137,11 @@ def test_auto_parallelism_prints_each_jobs_time_and_the_efficiency(runs):
     """Each job alone and both together, medians with spread, and the efficiency as printed."""
     out, _ = ok(runs, "auto")
     for job in (0, 1):
-        assert re.search(rf"^cpu\({job}\) \(.+\): 50 products of 48x48$", out, re.M), out
-        assert re.search(rf"^cpu\({job}\) \(.+\) alone: ({TIME})$", out, re.M), out
+        assert re.search(rf"^job {job}: 50 products of 48×48 on cpu\({job}\)$", out, re.M), out
+        assert re.search(rf"^job {job} alone: ({TIME})$", out, re.M), out
     together = median_seconds(re.search(rf"^both together: ({TIME})$", out, re.M).group(1))
-    alone = [median_seconds(re.search(rf"^cpu\({job}\) \(.+\) alone: ({TIME})$", out, re.M).group(1))
-             for job in (0, 1)]
+    alone = [median_seconds(re.search(rf"^job {job} alone: ({TIME})$", out, re.M).group(1)) for job in (0, 1)]
+    assert re.search(rf"^one after the other, the jobs would take ({TIME})$", out, re.M), out
     printed = re.search(r"^parallel efficiency, max\(alone\) / together: (\d+\.\d\d)$", out, re.M)
     assert float(printed.group(1)) == pytest.approx(max(alone) / together, abs=0.02)
 
@@ -148,12 +150,13 @@ def test_auto_parallelism_prints_the_profilers_view(runs):
     """On few cores the efficiency cannot tell 'one after another' from 'together on too few
     cores'; the output gives the profiler's time with both contexts computing at once."""
     out, _ = ok(runs, "auto")
-    shared = re.search(rf"^MXNet's profiler, both together: the jobs computed at the same time for\n"
-                       rf"  ({TIME}) of ({TIME})$", out, re.M)
+    one = r"(?:\d\.\d\d|\d\d\.\d|\d{3}) (?:s|ms|µs)"  # one profiled run: no spread
+    shared = re.search(rf"^MXNet's profiler, both together, one more run: the jobs computed at the same\n"
+                       rf"  time for ({one}) of ({one})$", out, re.M)
     assert shared, out
     both = median_seconds(re.search(rf"^both together: ({TIME})$", out, re.M).group(1))
     total = median_seconds(shared.group(2))
-    assert 0 < total <= both * 1.1 + 1e-3, (total, both)
+    assert 0 < total <= both * 1.5 + 1e-3, (total, both)  # the profiled run is one more, slower run
 
 
 def test_auto_parallelism_draws_the_timeline_in_both_languages(runs):
@@ -162,10 +165,11 @@ def test_auto_parallelism_draws_the_timeline_in_both_languages(runs):
     assert english.startswith(PNG) and turkish.startswith(PNG) and english != turkish
 
 
-def test_copy_check_runs_on_cpu_contexts_and_says_why_no_wait_is_right(runs):
+def test_copy_check_says_why_no_wait_is_right(runs):
     """The check copies 50 distinct products into cleared buffers, with and without a wait;
-    MXNet's engine orders every read after its copy, so both give 50 of 50, and the output says why."""
-    out, _ = ok(runs, "auto")
+    MXNet's engine orders every read after its copy, so both give 50 of 50, and the output says why
+    (run on CPU contexts that pretend to be GPUs: without a GPU the script stops before the copies)."""
+    out, _ = ok(runs, "pretend_2gpu")
     assert re.search(r"^wait=True: 50 of 50 host copies are right\nwait=False: 50 of 50 host copies are "
                      r"right\nMXNet's engine runs each copy after its product and each read after its\n"
                      r"copy: a read that comes early waits; it cannot see stale data\.$", out, re.M), out
@@ -183,14 +187,12 @@ def test_auto_parallelism_json(runs):
     values and every other GPU figure is None."""
     out, _ = ok(runs, "auto_json")
     assert out.count("\n") == 1
-    values = json.loads(out)
+    values = figures(out)
     assert set(values) == DOCUMENTED["auto_parallelism"]
     assert (values["mode"], values["n_gpus"], values["products"], values["size"]) == ("cpu", 0, 50, 48)
     assert values["job_sizes"] == [48, 48] and values["cpu_threads"] == 1
     assert [d.split(" ")[0] for d in values["devices"]] == ["cpu(0)", "cpu(1)"]
-    assert (values["copies_correct"], values["copies_correct_no_wait"]) == (50, 50)
-    gpu_only = GPU_ONLY - {"copies_correct", "copies_correct_no_wait"}
-    assert all(values[k] is None for k in gpu_only), {k: values[k] for k in gpu_only if values[k] is not None}
+    assert all(values[k] is None for k in GPU_ONLY), {k: values[k] for k in GPU_ONLY if values[k] is not None}
     for key in ("t_alone_0", "t_alone_1", "t_together"):
         low, high = values[f"{key}_spread"]
         assert 0 < low <= values[key] <= high
@@ -206,7 +208,7 @@ def test_auto_parallelism_json(runs):
 def test_json_keys_equal_the_pytorch_twins(runs, name, short):
     """Each twin publishes exactly the contract's keys (tests/test_examples_pytorch.py checks the
     PyTorch side against the same set); MXNet's devices are CPU contexts."""
-    values = json.loads(ok(runs, f"{short}_json")[0])
+    values = figures(ok(runs, f"{short}_json")[0])
     assert set(values) == DOCUMENTED[name]
     assert values["devices"] and all(d.startswith("cpu(") for d in values["devices"])
 
@@ -215,7 +217,7 @@ def test_async_computation_labels(runs):
     """The PyTorch twin's labels with MXNet's blockers; the engine queues on the CPU too, so
     Python returns before the work is done, and the device's time comes from the profiler."""
     out, _ = ok(runs, "async")
-    assert re.search(r"^device: cpu\(0\) \(.+\); TF32 is off", out, re.M)
+    assert re.search(r"^device: cpu\(0\) \(.+\)$", out, re.M)
     assert "--device cpu: running on the CPU, where MXNet's engine queues the work" in out
     for label in ["Python returns after", "the work is done after", r"work, then \.item\(\)",
                   r"work, then \.asnumpy\(\)", r"work, then str\(\)",
@@ -225,7 +227,7 @@ def test_async_computation_labels(runs):
     assert re.search(r"^reading once is \d+\.\d\d times as fast$", out, re.M)
     assert "the device's time is its busy time in MXNet's profiler, on cpu(0)" in out
     never_claims_a_gpu(out)
-    values = json.loads(ok(runs, "async_json")[0])
+    values = figures(ok(runs, "async_json")[0])
     assert set(values) == DOCUMENTED["async_computation"]
     assert (values["size"], values["repeats"], values["steps"], values["step_size"]) == (48, 3, 200, 48)
     # (t_queue < t_done is not asserted: at size 48 both are a millisecond, within the noise of a shared CPU)
@@ -252,10 +254,10 @@ def test_parallelism_sweep_table_and_plot(runs):
     assert "sweeping the CPU only (two jobs = the contexts cpu(0) and cpu(1))" in out
     assert "size: 64 (the largest size swept on cpu(0) (" in out
     for n in (32, 64):
-        assert re.search(rf"^ +{n} +\d+\.\d{{3}} +\d+\.\d{{3}} +\d+\.\d\d$", out, re.M), out
+        assert re.search(rf"^ +{n} +\d[\d.]* +\d[\d.]* +\d+\.\d\d$", out, re.M), out
     never_claims_a_gpu(out)
     assert (tmp / "sweep" / "sweep.en.png").read_bytes() != (tmp / "sweep" / "sweep.tr.png").read_bytes()
-    values = json.loads(ok(runs, "sweep_json")[0])
+    values = figures(ok(runs, "sweep_json")[0])
     assert set(values) == DOCUMENTED["parallelism_sweep"]
     assert values["sweep_sizes"] == [32, 64] and values["large_overlap_eff"] is None
     assert values["cpu_small_parallel_eff"] == values["small_parallel_eff"]
@@ -291,24 +293,25 @@ def test_too_large_a_size_is_one_line(runs):
 
 def test_two_cpu_contexts_do_not_hang_with_openmp_threads_set(runs):
     """OMP_NUM_THREADS=2 in the environment would hang products on cpu(0) and cpu(1); the run finishes."""
-    values = json.loads(ok(runs, "omp2")[0])
+    values = figures(ok(runs, "omp2")[0])
     assert values["mode"] == "cpu" and values["t_together"] > 0
 
 
 def test_gpu_code_paths_run_with_pretend_gpus(runs):
     """The 1-GPU and multi-GPU branches (copies, check, limits, copy timeline) run, on CPU contexts;
     a peak that the hardware cannot give is None, not a made-up number."""
-    values = json.loads(ok(runs, "pretend_1gpu")[0])
-    assert values["mode"] == "gpu+cpu" and values["copies_correct"] == 50
+    values = figures(ok(runs, "pretend_1gpu")[0])
+    # The pretend GPUs are CPU contexts by type, so the published mode says cpu; the GPU branches ran.
+    assert values["copies_correct"] == 50
     assert all(values[k] is not None for k in GPU_ONLY - PEAKS), [k for k in GPU_ONLY - PEAKS if values[k] is None]
     assert all(values[k] is None for k in PEAKS)
     out, tmp = ok(runs, "pretend_2gpu")
     assert "2 or more GPUs: one job on each of the first two." in out
     assert "note: no peak from the hardware: CUDA driver:" in out
-    assert re.search(r"^link \(GB/s\): peak nan, best measured \d+\.\d, achieved \d+\.\d$", out, re.M), out
+    assert re.search(r"^link \(GB/s\): peak nan, best measured \d+\.\d, best / peak nan$", out, re.M), out
     for lang in ("en", "tr"):
         assert (tmp / "pretend" / f"timeline-copy.{lang}.png").read_bytes().startswith(PNG)
-    sweep = json.loads(ok(runs, "pretend_sweep")[0])
+    sweep = figures(ok(runs, "pretend_sweep")[0])
     assert sweep["small_overlap_eff"] is not None and sweep["cpu_small_parallel_eff"] is not None
 
 
@@ -395,7 +398,7 @@ def test_scripts_run_under_numpy_2():
                          cwd=SCRIPTS, capture_output=True, text=True, timeout=300,
                          env=dict(os.environ, MPLBACKEND="Agg"))
     assert run.returncode == 0, run.stderr
-    values = json.loads(run.stdout)
+    values = figures(run.stdout)
     assert values["mode"] == "cpu" and values["copies_correct"] == 50
 
 
@@ -463,24 +466,17 @@ def test_lanes_finish_times_and_device_time_come_from_the_profiler(helpers):
         helpers.measure({"gap": gap}, clock="wall")
 
 
-def test_choose_size_publishes_once_and_times_cpu_contexts(helpers, monkeypatch, capsys):
-    """--size N is used as given; auto is 4000 on a GPU and timed on a CPU context."""
+def test_matrix_size_is_given_or_timed_on_cpu_contexts(helpers, monkeypatch, capsys):
+    """--size N is used as given; auto is 4000 on a GPU and timed on a CPU context; the choice is printed."""
     from mxnet import npx
-    from common.report import Report
 
-    def report():
-        return Report(argparse.Namespace(repeats=1), keys=[])
-
-    rep = report()
-    assert helpers.choose_size(argparse.Namespace(size=48), rep, helpers.cpu()) == 48
-    assert rep.values["size"] == 48
-    with pytest.raises(ValueError, match="published twice"):
-        helpers.choose_size(argparse.Namespace(size=48), rep, helpers.cpu())
-    auto = argparse.Namespace(size="auto")
-    assert helpers.choose_size(auto, report(), npx.gpu(0)) == 4000
+    monkeypatch.setitem(helpers._settings, "options", argparse.Namespace(size=48))
+    assert helpers.matrix_size(helpers.cpu()) == 48
+    monkeypatch.setitem(helpers._settings, "options", argparse.Namespace(size="auto"))
+    assert helpers.matrix_size(npx.gpu(0)) == 4000
     seen = []
     monkeypatch.setattr(helpers, "cpu_size_for", lambda *args: seen.append(args) or 272)
-    assert helpers.choose_size(auto, report(), helpers.cpu(1), largest=1024) == 272
+    assert helpers.matrix_size(helpers.cpu(1), largest=1024) == 272
     assert seen == [(0.2, 50, 1024, helpers.cpu(1))]
     assert "size: 272 (--size auto: one job takes about 0.2 s on this CPU)" in capsys.readouterr().out
 

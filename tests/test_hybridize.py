@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from common.hybridize import STEPS  # noqa: E402
-from example_runs import TIME  # noqa: E402
+from example_runs import TIME, figures  # noqa: E402
 TIMING = rf"({TIME})"
 SHOWN_LINES, SHOWN_COLUMNS = 12, 79
-HIDDEN = ("setup", "finish")
+HIDDEN = ("harness", "finish")
 TINY = ["--size", "32", "--repeats", "2", "--device", "cpu"]
 CASES = {
     "pytorch": ["pytorch", *TINY],
@@ -100,9 +100,9 @@ def test_runs_on_the_cpu_and_prints_timings_with_spread(runs, framework):
                      rf"at a time: {TIMING}$", stdout, re.M), stdout
     assert re.search(rf"^first call \((compiles|builds the graph)\): {TIMING}$", stdout, re.M), stdout
     assert stdout.count("same result: True") == 2, stdout
-    if framework == "pytorch":
-        assert "CPU: CUDA graphs need a GPU" in stdout
-        assert stdout.count("skipped.") == 3, stdout
+    if framework == "pytorch":  # CUDA graphs need a GPU: the script stops where they begin
+        assert stdout.rstrip().endswith("what follows needs an NVIDIA GPU, so the program stops here."), stdout
+        assert "eager loop" not in stdout
     else:
         assert "running on CPU contexts" in stdout
         assert re.search(rf"^hybridized loop: {TIMING}$", stdout, re.M), stdout
@@ -111,14 +111,14 @@ def test_runs_on_the_cpu_and_prints_timings_with_spread(runs, framework):
 
 def test_twins_publish_the_same_keys(runs):
     """Both tabs of the page can paste the same figures: the --json keys are the documented ones."""
-    objects = {fw: json.loads(runs[f"{fw}_json"][1]) for fw in ("pytorch", "mxnet")}
+    objects = {fw: figures(runs[f"{fw}_json"][1]) for fw in ("pytorch", "mxnet")}
     assert set(objects["pytorch"]) == set(objects["mxnet"]) == keys()
 
 
 def test_cpu_values(runs):
     """On the CPU, GPU-only figures are None, never a CPU number; the CPU figures make sense."""
-    pt = json.loads(runs["pytorch_json"][1])
-    mx = json.loads(runs["mxnet_json"][1])
+    pt = figures(runs["pytorch_json"][1])
+    mx = figures(runs["mxnet_json"][1])
     assert all(pt[key] is None for key in GPU_ONLY), {k: pt[k] for k in GPU_ONLY}
     assert pt["export_files"] == ["net.pt2"] and pt["export_matches"] is True
     assert mx["export_files"] == ["net-0000.params", "net-symbol.json"] and mx["export_matches"]
@@ -143,9 +143,10 @@ def test_bad_input_exits_2(runs, case):
 
 
 def test_twins_have_the_same_short_cells():
-    """The tabs line up: same tags in the same order; shown cells fit the page (12 x 79)."""
-    tags = {fw: [t for t, _ in cells(fw)] for fw in ("pytorch", "mxnet")}
-    assert tags["pytorch"] == tags["mxnet"]
+    """The tabs line up: same tags in the same order, but for reduce-overhead, which MXNet lacks on the
+    CPU (the page says so in prose); shown cells fit the page (12 x 79)."""
+    tags = {fw: [[tag for tag in t if tag != "raises-exception"] for t, _ in cells(fw)] for fw in ("pytorch", "mxnet")}
+    assert [t for t in tags["pytorch"] if not t[0].startswith("reduce-overhead")] == tags["mxnet"]
     for framework in ("pytorch", "mxnet"):
         for (tag, *_), lines in cells(framework):
             if tag in HIDDEN or tag.endswith("-harness"):
@@ -161,7 +162,7 @@ def test_gpu_captures_two_streams_and_replays_eager_results(tmp_path):
                  "--json", "--figures", str(tmp_path))
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
-    obj = json.loads(stdout)
+    obj = figures(stdout)
     assert obj["graph_matches"] is True and obj["streams_graph_matches"] is True
     assert obj["sweep_sizes"] == [64] and len(obj["graph_parallel_eff"]) == 1
     assert 0 < obj["graph_parallel_eff"][0] <= 1.2
