@@ -81,18 +81,20 @@ help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## (.*)/\1\t\2/' | awk -F'\t' '{printf "  %-17s %s\n", $$1, $$2}'
 	@echo "Variables: LANGUAGES='$(strip $(LANGUAGES))' EXAMPLES='$(strip $(EXAMPLES))' SHARD='$(SHARD)' EXECUTE='$(strip $(EXECUTE))' BOOK_PYTHON=$(strip $(BOOK_PYTHON))"
 
+# The first set-up says what it installs and shows pip's progress; later builds skip it.
 $(VENV_STAMP): requirements.txt
+	@echo "Setting up $(VENV)/ for the book: pip installs requirements.txt (torch's CPU build, MXNet, Sphinx and what they need, about 1.7 GB), which takes a few minutes on a fast network. Later builds skip this step."
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	$(VENV)/bin/python -m pip install -r requirements.txt
 	touch $@
 
 # The GPU environment: requirements.txt, but torch from PyPI's default Linux wheel (CUDA), never the
-# "+cpu" build. pip reads no configuration for torch: an extra CPU index would win, since
-# "2.13.0+cpu" matches torch==2.13.0 too.
+# "+cpu" build, and without requirements.txt's CPU index. pip reads no configuration for torch: an
+# extra CPU index would win, since "2.13.0+cpu" matches torch==2.13.0 too.
 $(GPU_VENV)/requirements.txt: requirements.txt
 	mkdir -p $(GPU_VENV)
-	grep -v '^torch==' requirements.txt > $@
+	grep -v -e '^torch==' -e '^--extra-index-url ' requirements.txt > $@
 
 $(GPU_VENV)/.installed: $(GPU_VENV)/requirements.txt
 	$(PYTHON) -m venv $(GPU_VENV)

@@ -53,6 +53,15 @@ smartquotes_action = "qe"
 numfig = True
 # The example scripts and their recordings, shown by the example_cells extension.
 examples_dir = CONF_DIR.parent / "examples"
+# The downloads' requirements.txt (ext/downloads.py): the versions that requirements.txt pins, with
+# which `make test` runs every zip on Python 3.11; and from Python 3.12 on (the GPU machine's), where
+# numpy 1.23.5 has no wheel, the numpy of the recorded run (which ran on 3.12) for PyTorch, and for
+# MXNet, which declares numpy < 2, the last numpy 1 (numpy_compat.py restores the names MXNet needs)
+# and setuptools, which brings back the distutils that MXNet imports.
+download_pins_from = str(CONF_DIR.parent / "requirements.txt")
+download_pins_since = {"3.12": {"pytorch": {"numpy": "2.5.2"},
+                                "mxnet": {"numpy": "1.26.4", "setuptools": "84.2.1"}}}
+download_pythons = ["3.11", "3.12"]
 # Resolved relative to this folder, as sphinxcontrib-bibtex does with -c.
 bibtex_bibfiles = ["references.bib"]
 # Turkish citations say "vd." and "ve" (see ext/turkish_citations.py).
