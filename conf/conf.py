@@ -16,8 +16,8 @@ sys.path.insert(0, str(CONF_DIR / "ext"))  # our own extensions
 # --------
 
 TITLES = {
-    "en": "Automatic Parallelism: an executable chapter",
-    "tr": "Otomatik Paralellik: çalıştırılabilir bir bölüm",
+    "en": "Automatic Parallelism: an executable book",
+    "tr": "Otomatik Paralellik: çalıştırılabilir bir kitap",
 }
 language = os.environ.get("BOOK_LANGUAGE", "en")
 if language not in TITLES:
@@ -89,6 +89,9 @@ html_theme_options = {
     "show_toc_level": 2,
     # The book lives offline; no repository or launch buttons.
     "use_download_button": True,
+    # One search box, the sidebar's: pydata-sphinx-theme 0.20 adds a second one in a header bar
+    # that sphinx-book-theme does not otherwise use.
+    "navbar_persistent": [],
     # sphinx-book-theme builds "Search..." from an untranslated word; set here, it is Turkish in the
     # Turkish book also when JavaScript is off.
     "search_bar_text": {"en": "Search...", "tr": "Ara..."}[language],
