@@ -26,12 +26,15 @@ EXECUTE       ?=
 RECORD_ON_CPU ?=
 PYTESTOPTS    ?=
 # the book that `make serve` previews, and its port on 127.0.0.1
-SERVE_LANG    ?= tr
+SERVE_LANG    ?= en
 SERVE_PORT    ?= 8000
 BUILDDIR      ?= _build
 
 # Internal variables
 HTMLDIR     := $(BUILDDIR)/html
+SERVE_DIR   := $(BUILDDIR)/serve
+SERVE_LANGUAGES := en tr
+SERVE_OTHER  = $(filter-out $(SERVE_LANG),$(SERVE_LANGUAGES))
 WHEELHOUSE  := .wheelhouse
 GPU_SITE    := .gpu-site
 VENV_STAMP  := $(VENV)/.installed
@@ -137,9 +140,24 @@ test: html $(CHROMIUM) $(NUMPY2_VENV)/.installed  ## build the books, then run t
 test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
 	$(GPU_VENV)/bin/python -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
 
-serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on http://127.0.0.1:8000 (SERVE_PORT=)
-	BOOK_LANGUAGE=$(SERVE_LANG) $(VENV)/bin/sphinx-autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
-	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(BUILDDIR)/serve
+# The previewed book lies at the site's root and the other one, built once, in its folder beside it,
+# where the language link finds it (conf.py: BOOK_AT_SITE_ROOT). `exec setpriv --pdeathsig TERM`
+# makes make itself the server's parent and has the kernel stop the server when make ends, however
+# it ends (Ctrl+C reaches both anyway).
+serve: $(SETUP)  ## preview the English book (SERVE_LANG=tr: Turkish) on http://127.0.0.1:8000 (SERVE_PORT=), rebuilt on each change; its language link works
+	@test -n "$(filter $(SERVE_LANG),$(SERVE_LANGUAGES))" || { echo "SERVE_LANG must be one of $(SERVE_LANGUAGES), not '$(SERVE_LANG)'"; exit 2; }
+	@# A first preview starts from the doctrees of make html, when it has any: it then only writes pages.
+	@for lang in $(SERVE_LANGUAGES); do \
+	  if [ ! -d $(BUILDDIR)/doctrees/serve-$$lang ] && [ -d $(BUILDDIR)/doctrees/$$lang ]; then \
+	    cp -r $(BUILDDIR)/doctrees/$$lang $(BUILDDIR)/doctrees/serve-$$lang; \
+	  fi; \
+	done
+	@echo "Building the '$(SERVE_OTHER)' book once, for the language link"
+	BOOK_LANGUAGE=$(SERVE_OTHER) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PYTHON) -m sphinx -b html -c conf -q \
+	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_OTHER) docs/$(SERVE_OTHER) $(SERVE_DIR)/$(SERVE_OTHER)
+	BOOK_LANGUAGE=$(SERVE_LANG) BOOK_AT_SITE_ROOT=$(SERVE_LANG) exec setpriv --pdeathsig TERM \
+	  $(BOOK_PYTHON) -m sphinx_autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
+	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(SERVE_DIR)
 
 wheelhouse:  ## download, for an offline GPU machine (Python 3.12), the wheels that recording and the GPU tests need into .wheelhouse/
 	PIP_CONFIG_FILE=/dev/null $(PYTHON) -m pip download --quiet $(GPU_PLATFORM) -d $(WHEELHOUSE)/record -r conf/gpu-requirements.txt

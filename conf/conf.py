@@ -24,6 +24,10 @@ if language not in TITLES:
     raise ValueError(f"BOOK_LANGUAGE must be one of {', '.join(TITLES)}, not {language!r}")
 # The other language's book, which every page links to (see ext/language_switch.py).
 book_languages = {"en": "English", "tr": "Türkçe"}
+# Where each book lies under the site's root: _build/html/en/ and _build/html/tr/, except that `make
+# serve` previews one book at the root and puts the other in its language's folder beside it.
+site_root_language = os.environ.get("BOOK_AT_SITE_ROOT", "")
+book_folders = {code: "" if code == site_root_language else f"{code}/" for code in book_languages}
 # Turkish strings for the theme's and our extensions' text (compiled to .mo at build time).
 locale_dirs = [str(CONF_DIR / "locale")]
 

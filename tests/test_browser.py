@@ -16,7 +16,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -545,17 +545,32 @@ def test_theme_chrome_speaks_the_book_language(reader, site, lang):
 # ----------
 
 
-def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
-    """'make serve' builds and serves the Turkish book on the given port, and rebuilds it when a source
-    changes (slow: about half a minute)."""
+LANGUAGE_LINK = re.compile(r'<a class="[^"]*language-switch[^"]*" href="([^"]+)"')
+
+
+def served_language_link(url: str) -> tuple[str, str]:
+    """The <html lang> of a served page and the address its language link leads to."""
+    status, body = fetch(url)
+    assert status == 200, f"make serve answers {url} with HTTP {status}"
+    html = body.decode("utf-8")
+    links = LANGUAGE_LINK.findall(html)
+    assert len(links) == 1, f"{url} has {len(links)} language links"
+    return re.search(r'<html lang="(\w+)"', html)[1], urljoin(url, links[0])
+
+
+def test_make_serve_previews_the_book_rebuilds_on_a_change_and_stops_with_make(tmp_path):
+    """'make serve' serves the English book, as the README says, and rebuilds it when a source changes;
+    its language link leads to the same page of the Turkish book and back; when make ends (here it is
+    sent SIGTERM alone, not its process group), the server stops too (about half a minute)."""
     port = free_port()
     log_path = tmp_path / "serve.log"
-    source = ROOT / "docs" / "tr" / "index.rst"
+    source = ROOT / "docs" / "en" / "index.rst"
     with log_path.open("wb") as log:
         process = subprocess.Popen(["make", "serve", f"SERVE_PORT={port}"], cwd=ROOT, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True,
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    url = f"http://127.0.0.1:{port}/index.html"
+    site = f"http://127.0.0.1:{port}/"
+    page = "chapter_computational-performance/index.html"
 
     def builds() -> tuple[int, int]:
         """How many builds have succeeded and failed so far, by sphinx-autobuild's log."""
@@ -581,30 +596,48 @@ def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                status, body = fetch(url)
+                status, body = fetch(site + "index.html")
                 if status == 200:
                     return body.decode("utf-8")
             except OSError:
                 pass  # not listening yet
             time.sleep(0.3)
-        pytest.fail(f"make serve built the book but does not serve {url}")
+        pytest.fail(f"make serve built the book but does not serve {site}index.html")
+
+    def group_alive() -> bool:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
     try:
-        wait_for_build((0, 0), "build the book", 120)
+        wait_for_build((0, 0), "build the book", 180)
         html = served_page()
-        assert 'lang="tr"' in html, "make serve does not preview the Turkish book"
+        assert '<html lang="en"' in html, "make serve does not preview the English book by default"
         assert "websocket-reload" in html, "the served page has no live-reload script"
+        lang, other = served_language_link(site + page)
+        assert (lang, other) == ("en", f"{site}tr/{page}"), f"the English page's language link leads to {other}"
+        lang, back = served_language_link(other)
+        assert (lang, back) == ("tr", site + page), f"the Turkish page ({lang}) links back to {back}"
         before = builds()
         os.utime(source)  # a change that leaves the file as it was
         wait_for_build(before, "rebuild after a change", 60)
-        assert 'lang="tr"' in served_page(), "after the rebuild make serve no longer serves the Turkish book"
+        assert '<html lang="en"' in served_page(), "after the rebuild make serve no longer serves the English book"
+
+        process.send_signal(signal.SIGTERM)  # make alone, as when the make that runs it ends
+        process.wait(timeout=15)
+        deadline = time.monotonic() + 15
+        while group_alive() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        left = subprocess.run(["ps", "-o", "pid,args", "-g", str(process.pid)], capture_output=True, text=True).stdout
+        assert not group_alive(), f"make ended, but these of its processes still run:\n{left}"
+        with pytest.raises(OSError):
+            fetch(site + "index.html")
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
+        if group_alive():
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        process.wait()
 
 
 # Accessibility
