@@ -143,9 +143,10 @@ def readme(example: Example, book: str, pythons: list[str], recorded: dict) -> s
         _("%(script)s (%(framework)s), an example of the book \"%(book)s\".")
         % {"script": script, "framework": FRAMEWORK_TITLES[example.framework], "book": book},
         _("It needs Python %s.") % _(" or ").join(pythons) + " "
-        + _("Unpack this archive into an empty folder. In that folder, make a virtual environment and "
-            "activate it (python3 -m venv .venv, then . .venv/bin/activate), and install what the "
-            "script needs:"),
+        + _("Unpack this archive into an empty folder; in that folder, make a virtual environment and "
+            "activate it:"),
+        "    python3 -m venv .venv\n    . .venv/bin/activate",
+        _("Then install what the script needs."),
         *install_lines,
         _("Then run, in that folder:"),
         f"    python {script} --help\n    python {script}",
