@@ -223,6 +223,57 @@ def test_clicking_the_language_link_switches_the_book_and_back(reader, site):
     assert tab.evaluate("document.documentElement.lang") == "en"
 
 
+# Home pages
+# ----------
+
+# The visible search boxes and buttons: the sidebar's field, the header's field or button, the dialog's form.
+SEARCH_BOXES_JS = """() => [...document.querySelectorAll(
+    '.search-button-field, .search-button, form.bd-search, input[type=search], input[name=q]')]
+  .filter(el => el.getClientRects().length > 0 && !el.closest('dialog:not([open])'))
+  .map(el => el.className || el.tagName)"""
+
+
+def chapter_reading_order(lang: str) -> list[str]:
+    """The chapter's pages as its index's toctree orders them, the index first."""
+    index = (ROOT / "docs" / lang / CHAPTER / "index.rst").read_text(encoding="utf-8")
+    toctree = re.search(r"^\.\. toctree::\n((?:[ \t]+.*\n|\n)+)", index, re.M)[1]
+    entries = [line.strip() for line in toctree.splitlines() if line.strip() and not line.strip().startswith(":")]
+    return [f"{CHAPTER}index.html"] + [f"{CHAPTER}{entry}.html" for entry in entries]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_home_page_lists_every_chapter_page_in_reading_order_with_what_it_teaches(reader, site, lang):
+    """The home page links every page of the chapter, in the chapter's reading order, each in a list
+    item that says in a line what the page teaches; it links no heading inside a page."""
+    tab = reader()
+    tab.goto(f"{site}{lang}/index.html")
+    items = tab.eval_on_selector_all(
+        "article li:has(> p > a.internal, > a.internal)",
+        "items => items.map(li => [li.querySelector('a.internal').href, li.querySelector('a.internal').innerText,"
+        " li.innerText])")
+    linked = [href.removeprefix(f"{site}{lang}/") for href, _, _ in items]
+    expected = chapter_reading_order(lang)
+    assert [page for page in linked if page.startswith(CHAPTER)] == expected, (
+        f"the {lang} home page lists {linked}, not the chapter's pages {expected}")
+    for href, title, text in items:
+        line = text.removeprefix(title).lstrip(":").strip()
+        assert len(line.split()) >= 5, f"{href}: '{line}' does not say what the page teaches"
+        assert "#" not in href, f"the home page links a heading inside a page: {href}"
+    assert not tab.errors, tab.errors
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [1280, 375])
+def test_every_page_shows_exactly_one_search_box(reader, site, lang, width):
+    """The home page and a chapter page show one search box, on a wide screen and on a phone."""
+    tab = reader(viewport={"width": width, "height": 900})
+    for page in (f"{lang}/index.html", chapter_page(lang)):
+        tab.goto(site + page)
+        tab.wait_for_load_state("load")
+        boxes = tab.evaluate(SEARCH_BOXES_JS)
+        assert len(boxes) == 1, f"{page} at {width} px shows {len(boxes)} search boxes: {boxes}"
+
+
 # Search
 # ------
 
