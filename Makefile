@@ -26,12 +26,15 @@ EXECUTE       ?=
 RECORD_ON_CPU ?=
 PYTESTOPTS    ?=
 # the book that `make serve` previews, and its port on 127.0.0.1
-SERVE_LANG    ?= tr
+SERVE_LANG    ?= en
 SERVE_PORT    ?= 8000
 BUILDDIR      ?= _build
 
 # Internal variables
 HTMLDIR     := $(BUILDDIR)/html
+SERVE_DIR   := $(BUILDDIR)/serve
+SERVE_LANGUAGES := en tr
+SERVE_OTHER  = $(filter-out $(SERVE_LANG),$(SERVE_LANGUAGES))
 WHEELHOUSE  := .wheelhouse
 GPU_SITE    := .gpu-site
 VENV_STAMP  := $(VENV)/.installed
@@ -81,18 +84,20 @@ help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## (.*)/\1\t\2/' | awk -F'\t' '{printf "  %-17s %s\n", $$1, $$2}'
 	@echo "Variables: LANGUAGES='$(strip $(LANGUAGES))' EXAMPLES='$(strip $(EXAMPLES))' SHARD='$(SHARD)' EXECUTE='$(strip $(EXECUTE))' BOOK_PYTHON=$(strip $(BOOK_PYTHON))"
 
+# The first set-up says what it installs and shows pip's progress; later builds skip it.
 $(VENV_STAMP): requirements.txt
+	@echo "Setting up $(VENV)/ for the book: pip installs requirements.txt (torch's CPU build, MXNet, Sphinx and what they need, about 1.7 GB), which takes a few minutes on a fast network. Later builds skip this step."
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	$(VENV)/bin/python -m pip install -r requirements.txt
 	touch $@
 
 # The GPU environment: requirements.txt, but torch from PyPI's default Linux wheel (CUDA), never the
-# "+cpu" build. pip reads no configuration for torch: an extra CPU index would win, since
-# "2.13.0+cpu" matches torch==2.13.0 too.
+# "+cpu" build, and without requirements.txt's CPU index. pip reads no configuration for torch: an
+# extra CPU index would win, since "2.13.0+cpu" matches torch==2.13.0 too.
 $(GPU_VENV)/requirements.txt: requirements.txt
 	mkdir -p $(GPU_VENV)
-	grep -v '^torch==' requirements.txt > $@
+	grep -v -e '^torch==' -e '^--extra-index-url ' requirements.txt > $@
 
 $(GPU_VENV)/.installed: $(GPU_VENV)/requirements.txt
 	$(PYTHON) -m venv $(GPU_VENV)
@@ -135,9 +140,24 @@ test: html $(CHROMIUM) $(NUMPY2_VENV)/.installed  ## build the books, then run t
 test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
 	$(GPU_VENV)/bin/python -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
 
-serve: $(SETUP)  ## preview one book (SERVE_LANG=en|tr) with a live rebuild on http://127.0.0.1:8000 (SERVE_PORT=)
-	BOOK_LANGUAGE=$(SERVE_LANG) $(VENV)/bin/sphinx-autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
-	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(BUILDDIR)/serve
+# The previewed book lies at the site's root and the other one, built once, in its folder beside it,
+# where the language link finds it (conf.py: BOOK_AT_SITE_ROOT). `exec setpriv --pdeathsig TERM`
+# makes make itself the server's parent and has the kernel stop the server when make ends, however
+# it ends (Ctrl+C reaches both anyway).
+serve: $(SETUP)  ## preview the English book (SERVE_LANG=tr: Turkish) on http://127.0.0.1:8000 (SERVE_PORT=), rebuilt on each change; its language link works
+	@test -n "$(filter $(SERVE_LANG),$(SERVE_LANGUAGES))" || { echo "SERVE_LANG must be one of $(SERVE_LANGUAGES), not '$(SERVE_LANG)'"; exit 2; }
+	@# A first preview starts from the doctrees of make html, when it has any: it then only writes pages.
+	@for lang in $(SERVE_LANGUAGES); do \
+	  if [ ! -d $(BUILDDIR)/doctrees/serve-$$lang ] && [ -d $(BUILDDIR)/doctrees/$$lang ]; then \
+	    cp -r $(BUILDDIR)/doctrees/$$lang $(BUILDDIR)/doctrees/serve-$$lang; \
+	  fi; \
+	done
+	@echo "Building the '$(SERVE_OTHER)' book once, for the language link"
+	BOOK_LANGUAGE=$(SERVE_OTHER) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PYTHON) -m sphinx -b html -c conf -q \
+	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_OTHER) docs/$(SERVE_OTHER) $(SERVE_DIR)/$(SERVE_OTHER)
+	BOOK_LANGUAGE=$(SERVE_LANG) BOOK_AT_SITE_ROOT=$(SERVE_LANG) exec setpriv --pdeathsig TERM \
+	  $(BOOK_PYTHON) -m sphinx_autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
+	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(SERVE_DIR)
 
 wheelhouse:  ## download, for an offline GPU machine (Python 3.12), the wheels that recording and the GPU tests need into .wheelhouse/
 	PIP_CONFIG_FILE=/dev/null $(PYTHON) -m pip download --quiet $(GPU_PLATFORM) -d $(WHEELHOUSE)/record -r conf/gpu-requirements.txt

@@ -16,14 +16,18 @@ sys.path.insert(0, str(CONF_DIR / "ext"))  # our own extensions
 # --------
 
 TITLES = {
-    "en": "Automatic Parallelism: an executable chapter",
-    "tr": "Otomatik Paralellik: çalıştırılabilir bir bölüm",
+    "en": "Automatic Parallelism: an executable book",
+    "tr": "Otomatik Paralellik: çalıştırılabilir bir kitap",
 }
 language = os.environ.get("BOOK_LANGUAGE", "en")
 if language not in TITLES:
     raise ValueError(f"BOOK_LANGUAGE must be one of {', '.join(TITLES)}, not {language!r}")
 # The other language's book, which every page links to (see ext/language_switch.py).
 book_languages = {"en": "English", "tr": "Türkçe"}
+# Where each book lies under the site's root: _build/html/en/ and _build/html/tr/, except that `make
+# serve` previews one book at the root and puts the other in its language's folder beside it.
+site_root_language = os.environ.get("BOOK_AT_SITE_ROOT", "")
+book_folders = {code: "" if code == site_root_language else f"{code}/" for code in book_languages}
 # Turkish strings for the theme's and our extensions' text (compiled to .mo at build time).
 locale_dirs = [str(CONF_DIR / "locale")]
 
@@ -53,6 +57,15 @@ smartquotes_action = "qe"
 numfig = True
 # The example scripts and their recordings, shown by the example_cells extension.
 examples_dir = CONF_DIR.parent / "examples"
+# The downloads' requirements.txt (ext/downloads.py): the versions that requirements.txt pins, with
+# which `make test` runs every zip on Python 3.11; and from Python 3.12 on (the GPU machine's), where
+# numpy 1.23.5 has no wheel, the numpy of the recorded run (which ran on 3.12) for PyTorch, and for
+# MXNet, which declares numpy < 2, the last numpy 1 (numpy_compat.py restores the names MXNet needs)
+# and setuptools, which brings back the distutils that MXNet imports.
+download_pins_from = str(CONF_DIR.parent / "requirements.txt")
+download_pins_since = {"3.12": {"pytorch": {"numpy": "2.5.2"},
+                                "mxnet": {"numpy": "1.26.4", "setuptools": "84.2.1"}}}
+download_pythons = ["3.11", "3.12"]
 # Resolved relative to this folder, as sphinxcontrib-bibtex does with -c.
 bibtex_bibfiles = ["references.bib"]
 # Turkish citations say "vd." and "ve" (see ext/turkish_citations.py).
@@ -80,6 +93,9 @@ html_theme_options = {
     "show_toc_level": 2,
     # The book lives offline; no repository or launch buttons.
     "use_download_button": True,
+    # One search box, the sidebar's: pydata-sphinx-theme 0.20 adds a second one in a header bar
+    # that sphinx-book-theme does not otherwise use.
+    "navbar_persistent": [],
     # sphinx-book-theme builds "Search..." from an untranslated word; set here, it is Turkish in the
     # Turkish book also when JavaScript is off.
     "search_bar_text": {"en": "Search...", "tr": "Ara..."}[language],

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import platform
 import re
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -249,6 +251,26 @@ def test_execution_times_table_lists_every_recording(lang: str):
     for row, (stamp, example) in zip(rows, expected):
         assert row[2] == decimal(f"{stamp['runtime_s']:.1f}", lang), f"{example.ident}: run time {row[2]!r}"
         assert stamp["source_sha256"][:10] in row[-1] and stamp["recorded_at"][:10] in row[-1], row
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_execution_times_page_sets_the_recorded_versions_beside_the_books(lang: str):
+    """The Execution Times page shows, for each library a stamp names, its versions in the recordings and
+    its version in the environment that builds the book and runs the tests (requirements.txt, and the
+    Python that runs Sphinx), so that torch 2.11.0 of the recording and 2.13.0+cpu here are both said."""
+    table = soup(lang, "execution-times.rst").select_one("table.recorded-versions")
+    assert table, f"the {lang} Execution Times page has no table of versions"
+    rows = {tds[0]: tds[1:] for tds in ([td.get_text(strip=True) for td in row.select("td")]
+                                        for row in table.select("tbody tr"))}
+    recorded: dict[str, set[str]] = {}
+    for example in _examples():
+        for name, version in load_recording(example).stamp["versions"].items():
+            recorded.setdefault(name, set()).add(version)
+    assert set(rows) == set(recorded), f"{lang}: the table lists {sorted(rows)}, the stamps name {sorted(recorded)}"
+    python = platform.python_version()
+    for name, versions in recorded.items():
+        here = python if name == "python" else metadata.version(name)
+        assert rows[name] == [", ".join(sorted(versions)), here], f"{lang}: {name} {rows[name]}"
 
 
 # The example directive on a synthetic recording

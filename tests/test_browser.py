@@ -16,7 +16,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -221,6 +221,57 @@ def test_clicking_the_language_link_switches_the_book_and_back(reader, site):
     tab.wait_for_load_state()
     assert tab.url == site + page
     assert tab.evaluate("document.documentElement.lang") == "en"
+
+
+# Home pages
+# ----------
+
+# The visible search boxes and buttons: the sidebar's field, the header's field or button, the dialog's form.
+SEARCH_BOXES_JS = """() => [...document.querySelectorAll(
+    '.search-button-field, .search-button, form.bd-search, input[type=search], input[name=q]')]
+  .filter(el => el.getClientRects().length > 0 && !el.closest('dialog:not([open])'))
+  .map(el => el.className || el.tagName)"""
+
+
+def chapter_reading_order(lang: str) -> list[str]:
+    """The chapter's pages as its index's toctree orders them, the index first."""
+    index = (ROOT / "docs" / lang / CHAPTER / "index.rst").read_text(encoding="utf-8")
+    toctree = re.search(r"^\.\. toctree::\n((?:[ \t]+.*\n|\n)+)", index, re.M)[1]
+    entries = [line.strip() for line in toctree.splitlines() if line.strip() and not line.strip().startswith(":")]
+    return [f"{CHAPTER}index.html"] + [f"{CHAPTER}{entry}.html" for entry in entries]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_home_page_lists_every_chapter_page_in_reading_order_with_what_it_teaches(reader, site, lang):
+    """The home page links every page of the chapter, in the chapter's reading order, each in a list
+    item that says in a line what the page teaches; it links no heading inside a page."""
+    tab = reader()
+    tab.goto(f"{site}{lang}/index.html")
+    items = tab.eval_on_selector_all(
+        "article li:has(> p > a.internal, > a.internal)",
+        "items => items.map(li => [li.querySelector('a.internal').href, li.querySelector('a.internal').innerText,"
+        " li.innerText])")
+    linked = [href.removeprefix(f"{site}{lang}/") for href, _, _ in items]
+    expected = chapter_reading_order(lang)
+    assert [page for page in linked if page.startswith(CHAPTER)] == expected, (
+        f"the {lang} home page lists {linked}, not the chapter's pages {expected}")
+    for href, title, text in items:
+        line = text.removeprefix(title).lstrip(":").strip()
+        assert len(line.split()) >= 5, f"{href}: '{line}' does not say what the page teaches"
+        assert "#" not in href, f"the home page links a heading inside a page: {href}"
+    assert not tab.errors, tab.errors
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [1280, 375])
+def test_every_page_shows_exactly_one_search_box(reader, site, lang, width):
+    """The home page and a chapter page show one search box, on a wide screen and on a phone."""
+    tab = reader(viewport={"width": width, "height": 900})
+    for page in (f"{lang}/index.html", chapter_page(lang)):
+        tab.goto(site + page)
+        tab.wait_for_load_state("load")
+        boxes = tab.evaluate(SEARCH_BOXES_JS)
+        assert len(boxes) == 1, f"{page} at {width} px shows {len(boxes)} search boxes: {boxes}"
 
 
 # Search
@@ -545,17 +596,32 @@ def test_theme_chrome_speaks_the_book_language(reader, site, lang):
 # ----------
 
 
-def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
-    """'make serve' builds and serves the Turkish book on the given port, and rebuilds it when a source
-    changes (slow: about half a minute)."""
+LANGUAGE_LINK = re.compile(r'<a class="[^"]*language-switch[^"]*" href="([^"]+)"')
+
+
+def served_language_link(url: str) -> tuple[str, str]:
+    """The <html lang> of a served page and the address its language link leads to."""
+    status, body = fetch(url)
+    assert status == 200, f"make serve answers {url} with HTTP {status}"
+    html = body.decode("utf-8")
+    links = LANGUAGE_LINK.findall(html)
+    assert len(links) == 1, f"{url} has {len(links)} language links"
+    return re.search(r'<html lang="(\w+)"', html)[1], urljoin(url, links[0])
+
+
+def test_make_serve_previews_the_book_rebuilds_on_a_change_and_stops_with_make(tmp_path):
+    """'make serve' serves the English book, as the README says, and rebuilds it when a source changes;
+    its language link leads to the same page of the Turkish book and back; when make ends (here it is
+    sent SIGTERM alone, not its process group), the server stops too (about half a minute)."""
     port = free_port()
     log_path = tmp_path / "serve.log"
-    source = ROOT / "docs" / "tr" / "index.rst"
+    source = ROOT / "docs" / "en" / "index.rst"
     with log_path.open("wb") as log:
         process = subprocess.Popen(["make", "serve", f"SERVE_PORT={port}"], cwd=ROOT, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True,
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    url = f"http://127.0.0.1:{port}/index.html"
+    site = f"http://127.0.0.1:{port}/"
+    page = "chapter_computational-performance/index.html"
 
     def builds() -> tuple[int, int]:
         """How many builds have succeeded and failed so far, by sphinx-autobuild's log."""
@@ -581,30 +647,48 @@ def test_make_serve_previews_the_book_and_rebuilds_on_a_change(tmp_path):
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                status, body = fetch(url)
+                status, body = fetch(site + "index.html")
                 if status == 200:
                     return body.decode("utf-8")
             except OSError:
                 pass  # not listening yet
             time.sleep(0.3)
-        pytest.fail(f"make serve built the book but does not serve {url}")
+        pytest.fail(f"make serve built the book but does not serve {site}index.html")
+
+    def group_alive() -> bool:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
     try:
-        wait_for_build((0, 0), "build the book", 120)
+        wait_for_build((0, 0), "build the book", 180)
         html = served_page()
-        assert 'lang="tr"' in html, "make serve does not preview the Turkish book"
+        assert '<html lang="en"' in html, "make serve does not preview the English book by default"
         assert "websocket-reload" in html, "the served page has no live-reload script"
+        lang, other = served_language_link(site + page)
+        assert (lang, other) == ("en", f"{site}tr/{page}"), f"the English page's language link leads to {other}"
+        lang, back = served_language_link(other)
+        assert (lang, back) == ("tr", site + page), f"the Turkish page ({lang}) links back to {back}"
         before = builds()
         os.utime(source)  # a change that leaves the file as it was
         wait_for_build(before, "rebuild after a change", 60)
-        assert 'lang="tr"' in served_page(), "after the rebuild make serve no longer serves the Turkish book"
+        assert '<html lang="en"' in served_page(), "after the rebuild make serve no longer serves the English book"
+
+        process.send_signal(signal.SIGTERM)  # make alone, as when the make that runs it ends
+        process.wait(timeout=15)
+        deadline = time.monotonic() + 15
+        while group_alive() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        left = subprocess.run(["ps", "-o", "pid,args", "-g", str(process.pid)], capture_output=True, text=True).stdout
+        assert not group_alive(), f"make ended, but these of its processes still run:\n{left}"
+        with pytest.raises(OSError):
+            fetch(site + "index.html")
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
+        if group_alive():
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        process.wait()
 
 
 # Accessibility

@@ -398,15 +398,45 @@ def test_gpu_machine_records_with_pypi_cuda_torch_in_its_own_environment(tmp_pat
         assert any("BOOK_LANGUAGE=$lang .venv/bin/python -m sphinx" in line for line in lines)
 
 
-def test_gpu_environment_requirements_drop_only_the_cpu_torch(tmp_path: Path):
-    """The GPU environment's list is requirements.txt without its torch line (torch comes from PyPI)."""
+def test_gpu_environment_requirements_drop_only_the_cpu_torch_and_its_index(tmp_path: Path):
+    """The GPU environment's list is requirements.txt without its torch line and without torch's CPU
+    index (torch comes from PyPI)."""
     result = subprocess.run(["make", f"GPU_VENV={tmp_path}", f"{tmp_path}/requirements.txt"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     ours = (tmp_path / "requirements.txt").read_text().splitlines()
     theirs = (ROOT / "requirements.txt").read_text().splitlines()
     assert [line for line in theirs if line.startswith("torch==")] == [next(l for l in theirs if "+cpu" in l)]
-    assert ours == [line for line in theirs if not line.startswith("torch==")]
+    cpu_index = "--extra-index-url https://download.pytorch.org/whl/cpu"
+    assert cpu_index in theirs, "requirements.txt does not name torch's CPU index, so make html fails outside CI"
+    assert ours == [line for line in theirs if not line.startswith("torch==") and line != cpu_index]
+
+
+def test_the_first_set_up_says_what_it_installs_and_shows_pips_progress(tmp_path: Path):
+    """The first `make html` says what it installs and about how long it takes, and pip prints its
+    progress (no --quiet on requirements.txt); the next one installs nothing and says nothing of it.
+    PYTHON is a stand-in whose venv's python only notes how pip was called."""
+    calls = tmp_path / "calls.txt"
+    fake_python = tmp_path / "python3.11"
+    fake_python.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        # "python3.11 -m venv DIR": make DIR/bin/python, which notes its arguments
+        mkdir -p "$3/bin"
+        printf '#!/bin/sh\\necho "$*" >> {calls}\\n' > "$3/bin/python"
+        chmod +x "$3/bin/python"
+        """))
+    fake_python.chmod(0o755)
+    venv = tmp_path / "venv"
+    make = ["make", f"VENV={venv}", f"PYTHON={fake_python}", f"{venv}/.installed"]
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}  # nothing from the calling make
+    first = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert re.search(r"Setting up .*venv/.*pip installs requirements\.txt .*about 1\.7 GB.*a few minutes", first.stdout)
+    installs = [line for line in calls.read_text().splitlines() if "-r requirements.txt" in line]
+    assert installs == ["-m pip install -r requirements.txt"], f"pip was called as {installs} (quiet hides its progress)"
+    second = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert second.returncode == 0 and "Setting up" not in second.stdout and "pip" not in second.stdout, second.stdout
+    assert len(calls.read_text().splitlines()) == 2, "the second run called pip again"
 
 
 @pytest.mark.parametrize("goal", [["record"], ["html", "EXECUTE=1"], ["test", "EXECUTE=1"], ["gpu-record"]])

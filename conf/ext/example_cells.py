@@ -18,7 +18,8 @@ The code comes from the recording, which is checked against the script it was ma
 never shows code that differs from ``examples/``. A stale or missing recording fails the build.
 ``:hide-code:`` shows only the outputs (harness cells). ``helper`` shows a function of the helpers that the
 shown cells import, in both frameworks' tabs. A page's first tab of each example and framework
-carries the stamp and two downloads: a zip that runs from an empty folder, and the executed notebook.
+carries the stamp and two downloads (``downloads.py``): a zip that runs from an empty folder, and the
+executed notebook.
 The Turkish book writes measured numbers with a decimal comma.
 """
 
@@ -26,11 +27,8 @@ from __future__ import annotations
 
 import ast
 import base64
-import io
 import os
-import sys
 import textwrap
-import zipfile
 from pathlib import Path
 
 from docutils import nodes
@@ -41,6 +39,7 @@ from sphinx.errors import ExtensionError
 from sphinx.locale import _
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from downloads import DownloadError, download_files
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, load_recording
 
 
@@ -132,92 +131,6 @@ def cell_rst(cell: dict, alt: str, language: str, show_code: bool = True) -> lis
     return lines
 
 
-def download_files(env, recording) -> tuple[Path, Path]:
-    """The two downloads of an example, made once per build: a zip that runs from an empty folder (the
-    script, every project module it imports, a README and a requirements.txt), and the recording."""
-    example = recording.example
-    folder = Path(env.app.doctreedir) / "example-downloads" / example.framework
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{example.name}-{example.framework}"
-    archive, notebook = folder / f"{stem}.zip", folder / f"{stem}.ipynb"
-    made = env.app.__dict__.setdefault("_example_downloads", set())
-    if stem not in made:
-        files = {p.relative_to(example.examples_dir / example.framework).as_posix()
-                 if p.parent == example.script.parent else p.relative_to(example.examples_dir).as_posix(): p.read_bytes()
-                 for p in example.sources()}
-        files["requirements.txt"] = requirements(recording.stamp, files).encode()
-        files["README.txt"] = readme(example, env.config.project).encode()
-        write_zip(archive, files)
-        write_if_changed(notebook, example.recording.read_bytes())
-        made.add(stem)
-    return archive, notebook
-
-
-# Modules that only a Jupyter kernel imports (the recording's glue and figures), and pip names that
-# differ from the module's.
-KERNEL_ONLY = {"myst_nb", "IPython"}
-PIP_NAMES = {"pynvml": "nvidia-ml-py"}
-
-
-def imported_packages(files: dict[str, bytes]) -> set[str]:
-    """The third-party top-level modules that these Python files import, anywhere in them."""
-    local = {name.split("/")[0].removesuffix(".py") for name in files}
-    found = set()
-    for name, data in files.items():
-        if name.endswith(".py"):
-            for node in ast.walk(ast.parse(data)):
-                if isinstance(node, ast.Import):
-                    found.update(alias.name.split(".")[0] for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    found.add(node.module.split(".")[0])
-    return found - local - set(sys.stdlib_module_names) - KERNEL_ONLY - {"__future__"}
-
-
-def requirements(stamp: dict, files: dict[str, bytes]) -> str:
-    """pip requirements of the zip: every package its files import, at the version of the recorded run
-    where the stamp names one (without local tags like +cu128)."""
-    versions = {name: version.split("+")[0] for name, version in stamp["versions"].items()}
-    lines = [f"{PIP_NAMES.get(m, m)}=={versions[m]}" if m in versions else PIP_NAMES.get(m, m)
-             for m in sorted(imported_packages(files) | set(versions) - {"python"})]
-    return "\n".join(lines) + "\n"
-
-
-def readme(example: Example, book: str) -> str:
-    title = FRAMEWORK_TITLES[example.framework]
-    return "\n".join([
-        _("%(script)s (%(framework)s), an example of the book \"%(book)s\".")
-        % {"script": example.script.name, "framework": title, "book": book},
-        "",
-        _("Unpack this archive into an empty folder and run, in that folder:"),
-        "",
-        "    python -m pip install -r requirements.txt",
-        f"    python {example.script.name} --help",
-        f"    python {example.script.name}",
-        "",
-        _("requirements.txt names the library versions of the recorded run in the book."),
-        "",
-    ])
-
-
-ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # a fixed date: the same sources give the same archive
-
-
-def write_zip(path: Path, files: dict[str, bytes]) -> None:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in sorted(files):
-            info = zipfile.ZipInfo(name, ZIP_DATE)
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, files[name])
-    write_if_changed(path, buffer.getvalue())
-
-
-def write_if_changed(path: Path, data: bytes) -> None:
-    if not path.is_file() or path.read_bytes() != data:
-        path.write_bytes(data)
-
-
 class ExampleDirective(SphinxDirective):
     """Framework tabs holding the chosen cells of one example, with outputs and a recording stamp.
 
@@ -277,8 +190,13 @@ class ExampleDirective(SphinxDirective):
         """The full stamp of a recording and its two downloads."""
         stamp = recording.stamp
         here = Path(self.env.doc2path(self.env.docname)).parent
+        self.env.note_dependency(self.env.config.download_pins_from)  # the zip's requirements.txt
+        try:
+            downloads = download_files(self.env, recording)
+        except DownloadError as err:
+            raise self.error(f"example {recording.example.ident}: {err}") from None
         links = [f":download:`{_('Download %s') % path.name} <{os.path.relpath(path, here)}>`"
-                 for path in download_files(self.env, recording)]
+                 for path in downloads]
         return [".. recording-stamp::", "", f"   {stamp_text(stamp, self.env.config.language)}", "",
                 ".. rst-class:: example-download", "", " · ".join(links), ""]
 
@@ -389,6 +307,10 @@ def check_all_recordings(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
+    # What the downloads' requirements.txt pins, and the Pythons their README names (downloads.py).
+    app.add_config_value("download_pins_from", None, "env")
+    app.add_config_value("download_pins_since", {}, "env")
+    app.add_config_value("download_pythons", [], "env")
     app.add_directive("example", ExampleDirective)
     app.add_directive("helper", HelperDirective)
     app.add_directive("recording-stamp", RecordingStampDirective)

@@ -4,10 +4,16 @@ Next to each example's own run time stands the wall time of the whole record ste
 (every example it ran, with Sphinx and kernel start-up), and its shard when the step was split.
 
     .. execution-times::
+
+A second table sets the library versions of the recorded runs beside those of the environment that
+builds the book and runs its tests (requirements.txt, and the Python that runs Sphinx):
+
+    .. recorded-versions::
 """
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 from docutils import nodes
@@ -15,6 +21,7 @@ from sphinx.application import Sphinx
 from sphinx.locale import _
 from sphinx.util.docutils import SphinxDirective
 
+from downloads import book_pins
 from example_cells import recording_for, stamp_text
 from recordings import FRAMEWORK_TITLES, all_examples
 
@@ -65,6 +72,26 @@ class ExecutionTimes(SphinxDirective):
         return text + (" " + _("(shard %s)") % step["shard"] if step["shard"] else "")
 
 
+class RecordedVersions(SphinxDirective):
+    """One row per library that the stamps name: its versions in the recorded runs, and its version in
+    the book's environment."""
+
+    def run(self) -> list[nodes.Node]:
+        recorded: dict[str, set[str]] = {}
+        for example in all_examples(Path(self.env.config.examples_dir)):
+            for name, version in recording_for(self.env, example.framework, example.name).stamp["versions"].items():
+                recorded.setdefault(name, set()).add(version)
+        self.env.note_dependency(self.env.config.download_pins_from)
+        pins = book_pins(Path(self.env.config.download_pins_from)) | {"python": platform.python_version()}
+        missing = sorted(set(recorded) - set(pins))
+        if missing:
+            raise self.error(f"requirements.txt pins no version of {', '.join(missing)}, which the recordings name")
+        headers = [_("Library"), _("Recorded runs"), _("make html and make test")]
+        rows = [[name, ", ".join(sorted(versions)), pins[name]] for name, versions in recorded.items()]
+        return [text_table("recorded-versions", headers, (2, 3, 3), rows)]
+
+
 def setup(app: Sphinx) -> dict:
     app.add_directive("execution-times", ExecutionTimes)
+    app.add_directive("recorded-versions", RecordedVersions)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
