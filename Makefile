@@ -143,7 +143,7 @@ debian-tools:  ## install, when missing, Debian's chromium and the fonts of the 
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian's $$missing"; \
 	  { apt-get update -qq && apt-get install -y -qq $$missing; } >/dev/null 2>&1 \
-	  || { echo "The PDF and the browser tests need Debian's $$missing: install them with 'apt-get install $$missing' (as root)" >&2; exit 1; }; \
+	  || { echo "The PDF and the browser tests need Debian's $$missing: run 'apt-get install $$missing' as root" >&2; exit 1; }; \
 	fi
 
 record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) through myst-nb on this GPU machine and refresh their recordings

@@ -82,9 +82,9 @@ def make_ids_unique(tree: nodes.document) -> None:
 
 
 # Text that keeps its letters as they are: code, formulas, headings (the PDF's bookmarks quote them),
-# the stamps' data, and the citations' names and English titles.
+# the stamps' data (and the title page's list of runs), and the citations' names and English titles.
 UNHYPHENATED = (nodes.FixedTextElement, nodes.literal, nodes.math, nodes.title, nodes.raw, nodes.citation)
-UNHYPHENATED_CLASSES = {"recording-stamp", "bibtex-citation"}
+UNHYPHENATED_CLASSES = {"recording-stamp", "pdf-runs", "bibtex-citation"}
 
 
 def hyphenate_prose(tree: nodes.Node) -> None:

@@ -18,7 +18,12 @@ import re
 VOWELS = frozenset("aeıioöuüâîûAEIİOÖUÜÂÎÛ")
 # The Turkish alphabet (with the circumflexed vowels): a word with any other letter is foreign.
 TURKISH_LETTERS = frozenset("abcçdefgğhıijklmnoöprsştuüvyzâîû" "ABCÇDEFGĞHIİJKLMNOÖPRSŞTUÜVYZÂÎÛ")
-WORD = re.compile(r"[^\W\d_]+")
+LETTERS = r"[^\W\d_]+"
+PARTS = re.compile(LETTERS)
+CHUNK = re.compile(r"\S+")
+# A word between spaces: letters, perhaps a suffix after an apostrophe (GPU’nun), and punctuation
+# before or after it.
+PLAIN = re.compile(rf"[(\[“‘\"']*{LETTERS}(?:[’']{LETTERS})?[)\]”’\"'.,;:!?…]*")
 SOFT_HYPHEN = "\N{SOFT HYPHEN}"
 
 
@@ -38,10 +43,15 @@ def breaks(word: str) -> list[int]:
 
 
 def hyphenate(text: str) -> str:
-    """``text`` with a soft hyphen at every place where one of its Turkish words may break."""
-    def soft_hyphens(match: re.Match) -> str:
-        word = match.group()
+    """``text`` with a soft hyphen at every place where one of its Turkish words may break. Only words
+    standing between spaces, perhaps with punctuation around them, are words: ``auto_parallelism.py``
+    or ``x.to`` are names, which break nowhere."""
+    def soft_hyphens(word: str) -> str:
         cuts = [0, *breaks(word), len(word)]
         return SOFT_HYPHEN.join(word[start:end] for start, end in zip(cuts, cuts[1:]))
 
-    return WORD.sub(soft_hyphens, text)
+    def chunk(match: re.Match) -> str:
+        plain = PLAIN.fullmatch(match.group())
+        return PARTS.sub(lambda part: soft_hyphens(part.group()), match.group()) if plain else match.group()
+
+    return CHUNK.sub(chunk, text)
