@@ -144,12 +144,12 @@ def test_every_html_page_links_its_own_books_pdf_which_make_pdf_wrote(book: Book
 
 
 def test_page_count_is_in_bounds(book: Book):
-    """The title page, the contents, and every page of the book at between 700 and 5000 characters of
-    its HTML text a page (a blank page, a hidden tab or a figure on a page of its own moves it out)."""
+    """The title page, the contents, and every page of the book at between 1000 and 2500 characters of
+    its HTML text a page (blank pages, or each section on a page of its own, move it out)."""
     characters = sum(len(squeezed(a.get_text())) for a in book.articles.values())
     pages = len(book.reader.pages)
     assert 2 + len(book.pages) <= pages
-    assert characters / 5000 <= pages - 2 <= characters / 700, f"{pages} pages for {characters} characters"
+    assert characters / 2500 <= pages - 2 <= characters / 1000, f"{pages} pages for {characters} characters"
 
 
 def test_pages_are_numbered_from_the_contents_on(book: Book):
