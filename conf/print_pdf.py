@@ -89,7 +89,7 @@ def print_book(browser, page_file: Path) -> tuple[str, str, bytes]:
     if outside:
         raise PrintError(f"{page_file} loads {outside[0]} from outside the book; the PDF is printed offline")
     language = page.evaluate("document.documentElement.lang")
-    name = page.get_attribute("meta[name='book-pdf']", "content")
+    name = page.evaluate("document.querySelector(\"meta[name='book-pdf']\")?.content")
     if not name:
         raise PrintError(f"{page_file} does not name its PDF (meta book-pdf): build it with 'sphinx -b pdfhtml'")
     page.evaluate(KEEP_LINE_END_SOFT_HYPHENS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,8 +18,8 @@ from urllib.parse import unquote, urljoin
 
 import pytest
 from bs4 import BeautifulSoup
-from pypdf import PdfReader
-from pypdf.generic import ArrayObject, DictionaryObject
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, DictionaryObject, NameObject
 
 from pdf_book import anchor
 from recordings import all_examples, load_recording
@@ -332,17 +333,35 @@ def test_every_figure_is_in_the_pdf_and_vector_figures_stay_vectors(book: Book):
     assert len(pixels) == len({img["src"] for img in images if img["src"].startswith("data:image/png")})
 
 
-def test_every_font_is_embedded(book: Book):
+def unembedded_fonts(reader: PdfReader) -> set[str]:
+    """The fonts that the PDF uses but does not carry (a Type 3 font's glyphs are drawings in the PDF)."""
     missing = set()
-    for ref in resources(book.reader):
+    for ref in resources(reader):
         font = ref.get_object()
         if font.get("/Type") != "/Font" or font["/Subtype"] == "/Type3":
-            continue  # not a font, or one whose glyphs are drawings inside the PDF
+            continue
         described = font["/DescendantFonts"][0].get_object() if font["/Subtype"] == "/Type0" else font
         descriptor = described.get("/FontDescriptor")
         if descriptor is None or not {"/FontFile", "/FontFile2", "/FontFile3"} & set(descriptor.get_object()):
             missing.add(str(font.get("/BaseFont")))
-    assert not missing, f"fonts not embedded: {missing}"
+    return missing
+
+
+def test_every_font_is_embedded(book: Book):
+    assert not unembedded_fonts(book.reader)
+
+
+def test_the_font_check_finds_a_font_that_is_not_embedded(tmp_path: Path):
+    """A PDF that names Helvetica without carrying it, as a PDF printed without embedding would."""
+    writer = PdfWriter()
+    page = writer.add_blank_page(100, 100)
+    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
+                                                NameObject("/Subtype"): NameObject("/Type1"),
+                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    writer.write(tmp_path / "plain.pdf")
+    assert unembedded_fonts(PdfReader(tmp_path / "plain.pdf")) == {"/Helvetica"}
 
 
 # Links
@@ -465,3 +484,17 @@ def test_make_html_needs_nothing_of_the_pdf():
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert not re.search(r"apt-get|chromium|pdfhtml|print_pdf", result.stdout), result.stdout
+
+
+@pytest.mark.parametrize(("head", "error"), [
+    ('<meta name="book-pdf" content="a.pdf"><link rel="stylesheet" href="http://127.0.0.1:9/x.css">',
+     "loads http://127.0.0.1:9/x.css from outside the book; the PDF is printed offline"),
+    ("", "does not name its PDF (meta book-pdf): build it with 'sphinx -b pdfhtml'")])
+def test_the_printer_stops_with_one_line_on_a_page_it_cannot_print(tmp_path: Path, head: str, error: str):
+    """A page that reaches outside the book, or that names no PDF, is not printed: one line says why."""
+    page = tmp_path / "index.html"
+    page.write_text(f"<!DOCTYPE html><html lang=en><head>{head}</head><body><p>Text</p></body></html>")
+    result = subprocess.run([sys.executable, str(ROOT / "conf" / "print_pdf.py"), "--out", str(tmp_path / "pdf"),
+                             str(page)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and result.stderr == f"{page} {error}\n", result.stderr
+    assert not list((tmp_path / "pdf").iterdir())
