@@ -35,11 +35,19 @@ HTMLDIR     := $(BUILDDIR)/html
 SERVE_DIR   := $(BUILDDIR)/serve
 SERVE_LANGUAGES := en tr
 SERVE_OTHER  = $(filter-out $(SERVE_LANG),$(SERVE_LANGUAGES))
+PDFDIR      := $(BUILDDIR)/pdf
+# the one-page HTML of each book that conf/print_pdf.py prints (the pdfhtml builder of conf/ext/pdf_book.py)
+PDFHTMLDIR  := $(BUILDDIR)/pdfhtml
 WHEELHOUSE  := .wheelhouse
 GPU_SITE    := .gpu-site
 VENV_STAMP  := $(VENV)/.installed
 SETUP       := $(if $(filter $(VENV)/bin/python,$(BOOK_PYTHON)),$(VENV_STAMP))
 CHROMIUM    := /usr/bin/chromium
+FONTS       := /usr/share/fonts/truetype
+# What the PDF needs from Debian, as package:file-it-installs: the browser that prints it, and the
+# fonts that conf/_static/pdf.css names (the browser tests need the browser too)
+DEBIAN_NEEDS := chromium:$(CHROMIUM) fonts-liberation:$(FONTS)/liberation/LiberationSerif-Regular.ttf \
+	fonts-dejavu-core:$(FONTS)/dejavu/DejaVuSansMono.ttf fonts-dejavu-extra:$(FONTS)/dejavu/DejaVuMathTeXGyre.ttf
 # The GPU environment gets the same torch version as requirements.txt, from PyPI, without "+cpu".
 TORCH_VERSION := $(shell sed -n 's/^torch==\([0-9.]*\).*/\1/p' requirements.txt)
 # The test files that hold GPU tests (marker `gpu`, see pytest.ini): only these are collected on a
@@ -77,7 +85,7 @@ RECORD_ARGS    = $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(
 # What the offline GPU machine uses: its own python3 and the wheels installed into .gpu-site/
 GPU_SITE_PATH := PYTHONPATH=$(abspath $(GPU_SITE))$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help html record check-recordings test test-gpu serve wheelhouse gpu-install gpu-record gpu-test clean
+.PHONY: help html pdf debian-tools record check-recordings test test-gpu serve wheelhouse gpu-install gpu-record gpu-test clean
 
 help:  ## list the targets
 	@echo "Targets:"
@@ -127,6 +135,22 @@ html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books f
 	cp conf/root-index.html $(HTMLDIR)/index.html
 	@echo "The HTML book is in $(HTMLDIR)/: open $(HTMLDIR)/index.html"
 
+pdf: debian-tools html  ## build each book as one PDF into _build/pdf/ and beside its HTML book, whose download menu links it
+	@for lang in $(LANGUAGES); do \
+	  echo "Building the '$$lang' book's page for the PDF"; \
+	  BOOK_LANGUAGE=$$lang $(BOOK_PYTHON) -m sphinx -b pdfhtml -q -c conf $(SPHINXOPTS) \
+	    -d $(BUILDDIR)/doctrees/$$lang docs/$$lang $(PDFHTMLDIR)/$$lang || exit 1; \
+	done
+	$(BOOK_PYTHON) conf/print_pdf.py --out $(PDFDIR) --beside $(HTMLDIR) $(foreach lang,$(LANGUAGES),$(PDFHTMLDIR)/$(lang)/index.html)
+
+debian-tools:  ## install, when missing, Debian's chromium and the fonts of the PDF (make pdf and make test need them)
+	@missing=$$(for need in $(DEBIAN_NEEDS); do test -e $${need#*:} || echo $${need%%:*}; done | xargs); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian's $$missing"; \
+	  { apt-get update -qq && apt-get install -y -qq $$missing; } >/dev/null 2>&1 \
+	  || { echo "The PDF and the browser tests need Debian's $$missing: run 'apt-get install $$missing' as root" >&2; exit 1; }; \
+	fi
+
 record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) through myst-nb on this GPU machine and refresh their recordings
 	$(RECORD_PYTHON) conf/record.py $(RECORD_ARGS)
 	@echo "The recordings are in examples/recordings/: review and commit them"
@@ -134,7 +158,7 @@ record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) thro
 check-recordings:  ## fail when an example (EXAMPLES=, SHARD=K/N narrow) changed after its recording
 	python3 conf/record.py --check $(RECORD_ARGS)
 
-test: html $(CHROMIUM) $(NUMPY2_VENV)/.installed  ## build the books, then run the test suite (browser and numpy 2 tests included, GPU tests deselected)
+test: pdf $(NUMPY2_VENV)/.installed  ## build the books and their PDFs, then run the test suite (browser, PDF and numpy 2 tests included, GPU tests deselected)
 	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python $(BOOK_PYTHON) -m pytest tests -m 'not gpu' $(PYTESTOPTS)
 
 test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
@@ -196,10 +220,6 @@ gpu-record:  ## on an offline GPU machine: record every example with its python3
 gpu-test:  ## on an offline GPU machine: run the GPU tests with its python3 and .gpu-site/
 	@test -f $(GPU_SITE)/.installed-record || { echo "$(GPU_SITE)/ lacks $(WHEELHOUSE)/record: copy it here and run 'make gpu-install' first"; exit 1; }
 	$(GPU_SITE_PATH) python3 -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)
-
-$(CHROMIUM):
-	@echo "The browser tests need Debian's chromium; installing it"
-	apt-get update -qq && apt-get install -y -qq chromium
 
 clean:  ## remove the built books (keeps the environments and the recordings)
 	rm -rf $(BUILDDIR)

@@ -49,6 +49,7 @@ extensions = [
     "mathml",  # formulas as MathML, drawn by the browser offline
     "turkish_citations",  # citation styles for the Turkish book
     "accessibility",  # fixes of Sphinx's HTML that axe-core reports
+    "pdf_book",  # the whole book on one page for the PDF (make pdf), and the HTML's link to the PDF
 ]
 # Smart quotes and ellipses, but no dashes: "--size" in the stamps must stay two hyphens (Sphinx's
 # default "qDe" turned it into an en dash). The prose writes its dashes as characters.
@@ -71,6 +72,10 @@ bibtex_bibfiles = ["references.bib"]
 # Turkish citations say "vd." and "ve" (see ext/turkish_citations.py).
 bibtex_reference_style = "author_year_tr" if language == "tr" else "author_year"
 bibtex_default_style = "alpha_tr" if language == "tr" else "alpha"
+
+# The book's PDF, which `make pdf` prints from the pdfhtml builder's page (see ext/pdf_book.py):
+# its file name says the book and the language.
+pdf_file = {"en": "automatic-parallelism-en.pdf", "tr": "otomatik-paralellik-tr.pdf"}[language]
 
 # Options for HTML output
 # -----------------------

@@ -10,6 +10,7 @@ requirements.txt) checks every page for accessibility, about two minutes on a 2-
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import signal
@@ -20,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from pypdf import PdfReader
 
 from browser_support import (
     CHROMIUM,
@@ -383,6 +385,30 @@ def test_each_tab_downloads_its_own_framework(reader, site, lang):
     assert checked, f"no tab of the {lang} book offers a zip"
 
 
+# The header's download menu offers the book's PDF (make pdf writes it beside each book).
+PDF_ENTRY = {"en": "The book (.pdf)", "tr": "Kitap (.pdf)"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_download_menu_serves_this_books_pdf(reader, site, lang):
+    """A click opens the header's download menu, which offers the whole book as a PDF in the page's
+    language; following that entry serves the PDF that make pdf printed for this book."""
+    tab = reader()
+    tab.goto(site + chapter_page(lang))
+    tab.click(".dropdown-download-buttons button.dropdown-toggle")
+    entry = tab.locator(".dropdown-download-buttons a.btn-download-pdf-button")
+    assert entry.is_visible() and entry.inner_text().strip() == PDF_ENTRY[lang]
+    with tab.context.expect_event("response", lambda response: response.url.endswith(".pdf")) as served:
+        entry.click()
+    response = served.value
+    name = Path(urlsplit(response.url).path).name
+    assert response.url == f"{site}{lang}/{name}" and response.status == 200, response.url
+    assert response.header_value("content-type") == "application/pdf"
+    status, body = fetch(response.url)
+    assert status == 200 and body == (ROOT / "_build" / "pdf" / name).read_bytes()
+    assert PdfReader(io.BytesIO(body)).trailer["/Root"]["/Lang"] == lang
+
+
 # Images
 # ------
 
@@ -543,7 +569,7 @@ CHROME = [
 # Turkish pages' HTML outside the article's prose, with JavaScript off (what the builder wrote).
 ENGLISH_IN_TURKISH = ["Link to this", 'aria-label="Page"', "Bu sayfayı English", "English oku", " threads)",
                       "The Automatic Parallelism authors", "et al.", ", and ", "arXiv preprint", "In Advances",
-                      "Search...", "–size", " s ·"]
+                      "Search...", "–size", " s ·", "The book (.pdf)", "whole book as one PDF"]
 
 
 def test_turkish_pages_have_no_english_chrome(reader, site):

@@ -579,8 +579,9 @@ def test_workflow_passes_actionlint(tmp_path: Path):
 
 
 def test_workflow_tests_on_cpu_and_records_every_shard_on_gpu():
-    """CPU: `make test` on every push and PR. GPU: one record job per shard K/N for K = 1..N, the
-    recordings and the HTML uploaded, a stale recording fails the job, and the GPU tests run."""
+    """CPU: `make test` on every push and PR, the PDFs uploaded. GPU: one record job per shard K/N for
+    K = 1..N, the recordings and the HTML with its PDFs uploaded, a stale recording fails the job, and
+    the GPU tests run."""
     workflow = yaml.safe_load(WORKFLOW.read_text())
     assert set(workflow[True]) == {"push", "pull_request"}  # YAML 1.1 reads the key `on` as True
     jobs = workflow["jobs"]
@@ -597,9 +598,9 @@ def test_workflow_tests_on_cpu_and_records_every_shard_on_gpu():
     assert "exit 1" in runs["record"][-1]
     uploads = [step["with"]["path"] for job in jobs.values() for step in job["steps"]
                if step.get("uses", "").startswith("actions/upload-artifact")]
-    assert uploads == ["examples/recordings/", "_build/html/"]
+    assert uploads == ["_build/pdf/", "examples/recordings/", "_build/html/"]
     assert jobs["test-gpu"]["runs-on"] == ["self-hosted", "gpu"] and "make test-gpu" in runs["test-gpu"]
-    assert jobs["html"]["needs"] == "record" and "make html" in runs["html"]
+    assert jobs["html"]["needs"] == "record" and "make pdf" in runs["html"]
 
 
 def test_the_stamps_of_a_record_step_carry_the_steps_one_time(tmp_path: Path):

@@ -62,19 +62,26 @@ def devices_used(stamp: dict) -> list[str]:
     return ast.literal_eval(stamp["glue"]["devices"])
 
 
-def stamp_text(stamp: dict, language: str = "en") -> str:
-    """One line that says where and when the outputs above were produced (numbers as ``language``
-    writes them)."""
-    machine = stamp["machine"]
+def machine_text(machine: dict) -> str:
+    """The recording machine's GPUs and CPU, e.g. ``1 × NVIDIA H200; Intel(R) Xeon(R) (16 threads)``."""
     gpus = machine["gpus"]
     gpu_text = f"{len(gpus)} × {gpus[0]}" if gpus and len(set(gpus)) == 1 else ", ".join(gpus)
     cpu_text = _("%(cpu)s (%(threads)d threads)") % {"cpu": machine["cpu"], "threads": machine["cpu_threads"]}
-    versions = ", ".join(f"{k} {v}" for k, v in stamp["versions"].items())
+    return "; ".join(p for p in (gpu_text, cpu_text) if p)
+
+
+def versions_text(versions: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in versions.items())
+
+
+def stamp_text(stamp: dict, language: str = "en") -> str:
+    """One line that says where and when the outputs above were produced (numbers as ``language``
+    writes them)."""
     parts = [
         _("Recorded %s") % stamp["recorded_at"][:10],
         _("ran on: %s") % ", ".join(devices_used(stamp)),
-        _("machine: %s") % "; ".join(p for p in (gpu_text, cpu_text) if p),
-        versions,
+        _("machine: %s") % machine_text(stamp["machine"]),
+        versions_text(stamp["versions"]),
         _("%s s") % local_number(f"{stamp['runtime_s']:.1f}", language),
         _("source %s") % stamp["source_sha256"][:10],
     ]

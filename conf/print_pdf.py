@@ -1,0 +1,145 @@
+"""Print the books' one-page HTML (the pdfhtml builder's index.html) to PDF with Debian's chromium.
+
+    python conf/print_pdf.py --out _build/pdf --beside _build/html _build/pdfhtml/en/index.html ...
+
+Each PDF takes the name that its page gives (the "book-pdf" meta tag, conf.py's pdf_file) and goes
+into --out, with a copy beside its HTML book (--beside/<language>/), which links it. Chromium makes
+the outline (the bookmarks) from the headings, tags the PDF, embeds the fonts, and turns the page's
+cross-references into links. The table of contents gets its page numbers in two printings: the first
+tells on which page every link target lies (the PDF's named destinations), the second shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import shutil
+import sys
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Root in a container needs --no-sandbox; printing needs no GPU, and the book no network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+PDF_OPTIONS = {"outline": True, "tagged": True, "prefer_css_page_size": True, "print_background": True}
+# Writes each table-of-contents entry's page number (by its link's target) into its data-page.
+NUMBER_THE_CONTENTS = """pages => {
+  for (const link of document.querySelectorAll(".pdf-contents a[href^='#']")) {
+    link.dataset.page = pages[decodeURIComponent(link.hash.slice(1))] ?? "";
+  }
+}"""
+# Keeps only the soft hyphens (the Turkish book's, see conf/ext/turkish_hyphenation.py) at which a
+# line ends. Chromium writes every soft hyphen into the PDF's text as a space, so that "son\xadra"
+# would read "son ra" in a search or a copy. Chromium breaks lines greedily: a line ends at the
+# last break that fits, so dropping the breaks it did not take leaves every line as it was.
+# The page is measured on the screen, whose column pdf.css makes as wide as the paper's.
+KEEP_LINE_END_SOFT_HYPHENS = """() => {
+  const range = document.createRange();
+  const top = (node, index) => {  // of the letter's last box: a range next to a line break has two
+    range.setStart(node, index);
+    range.setEnd(node, index + 1);
+    const boxes = range.getClientRects();
+    return boxes[boxes.length - 1].top;
+  };
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const changes = [];
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (!node.data.includes("\u00ad")) continue;
+    let text = "";
+    for (let i = 0; i < node.data.length; i++) {
+      const lineEnd = i > 0 && i + 1 < node.data.length && top(node, i + 1) > top(node, i - 1) + 1;
+      if (node.data[i] !== "\u00ad" || lineEnd) text += node.data[i];
+    }
+    changes.push([node, text]);
+  }
+  for (const [node, text] of changes) node.data = text;
+  return changes.length;
+}"""
+CONTENTS_LINKS = """() => [...document.querySelectorAll(".pdf-contents a[href^='#']")].map(
+  link => [decodeURIComponent(link.hash.slice(1)), link.dataset.page])"""
+
+
+class PrintError(Exception):
+    """The PDF could not be printed as the page asks; the message says why."""
+
+
+def destination_pages(pdf: bytes) -> dict[str, int]:
+    """The page number (from 1) of every named destination of a PDF: the ids its links point to."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    return {name.removeprefix("/"): reader.get_destination_page_number(dest) + 1
+            for name, dest in reader.named_destinations.items()}
+
+
+def print_book(browser, page_file: Path) -> tuple[str, str, bytes]:
+    """The language, PDF file name and PDF of one book's page."""
+    context = browser.new_context()
+    outside: list[str] = []
+
+    def block(route) -> None:  # the book prints from its own files only
+        outside.append(route.request.url)
+        route.abort()
+
+    context.route(lambda url: not url.startswith("file:"), block)
+    page = context.new_page()
+    page.emulate_media(media="print")  # the layout that is measured is the printed one
+    page.goto(page_file.resolve().as_uri(), wait_until="load")
+    page.evaluate("document.fonts.ready.then(() => true)")
+    if outside:
+        raise PrintError(f"{page_file} loads {outside[0]} from outside the book; the PDF is printed offline")
+    language = page.evaluate("document.documentElement.lang")
+    name = page.evaluate("document.querySelector(\"meta[name='book-pdf']\")?.content")
+    if not name:
+        raise PrintError(f"{page_file} does not name its PDF (meta book-pdf): build it with 'sphinx -b pdfhtml'")
+    page.evaluate(KEEP_LINE_END_SOFT_HYPHENS)
+    page.evaluate(NUMBER_THE_CONTENTS, destination_pages(page.pdf(**PDF_OPTIONS)))
+    pdf = page.pdf(**PDF_OPTIONS)
+    final = destination_pages(pdf)
+    moved = [(target, shown) for target, shown in page.evaluate(CONTENTS_LINKS) if str(final.get(target)) != shown]
+    if moved:
+        raise PrintError(f"{page_file}: the contents say page {moved[0][1] or '(none)'} for {moved[0][0]}, "
+                         f"which the PDF puts on page {final.get(moved[0][0])}")
+    context.close()
+    return language, name, pdf
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pages", nargs="+", type=Path, help="the pdfhtml builder's index.html of each book")
+    parser.add_argument("--out", type=Path, required=True, help="the folder for the PDFs")
+    parser.add_argument("--beside", type=Path, help="the HTML books' folder: a copy of each PDF goes into <language>/")
+    args = parser.parse_args(argv)
+    if not CHROMIUM.is_file():
+        print(f"Printing the PDF needs Debian's chromium at {CHROMIUM}: install it with 'apt-get install chromium'",
+              file=sys.stderr)
+        return 1
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        except PlaywrightError as err:
+            print(f"{CHROMIUM} did not start ({str(err).splitlines()[0]}); reinstall it with "
+                  "'apt-get install --reinstall chromium'", file=sys.stderr)
+            return 1
+        try:
+            for page_file in args.pages:
+                language, name, pdf = print_book(browser, page_file)
+                target = args.out / name
+                target.write_bytes(pdf)
+                print(f"{target}: {len(pdf) // 1024} KiB")
+                if args.beside:
+                    shutil.copyfile(target, args.beside / language / name)
+        except PrintError as err:
+            print(err, file=sys.stderr)
+            return 1
+        finally:
+            browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
