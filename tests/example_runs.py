@@ -115,3 +115,61 @@ def auto_size_and_job_time(out):
     (size,) = re.findall(rf"^size: (\d+) \(--size auto: one job takes about {CPU_JOB_SECONDS} s on this CPU\)$",
                          out, re.M)
     return int(size), median_seconds(re.search(rf"^the work is done after: ({TIME})$", out, re.M).group(1))
+
+
+# What each script says, run without a GPU, about what it leaves out and why: every line that starts with
+# its reason ("--device cpu", "No GPU...", "CPU...") and MXNet's note on its CPU threads. ``{why}`` is the
+# reason the run gives (its --device), ``{n}`` any whole number. A note added to a script without a line
+# here fails the test, as a note removed from it does.
+CPU_NOTE = re.compile(r"^(?:(?:--device cpu|No GPU[^:\n]*|CPU[^:\n]*): |One thread per CPU product).*$", re.M)
+CPU_NOTES = {
+    "pytorch": {
+        "auto_parallelism": [
+            "{why}: two CPU jobs ({n} threads each). Eager PyTorch runs a CPU operation before its call returns, so "
+            "from one thread they run one after the other; all figures are CPU figures.",
+            "{why}: the copy experiments need a GPU and are left out.",
+            "{why}: no copy timeline.",
+            "{why}: no link or GPU compute rates to compare."],
+        "async_computation": [
+            "CPU: eager PyTorch runs each operation before the call returns, so nothing is queued and the "
+            "blockers below have nothing to wait for.",
+            "CPU: the work was done when the calls returned, so every case took as long as the work itself.",
+            "CPU: Python runs each step itself, so issuing a step takes as long as running it."],
+        "parallelism_sweep": [
+            "{why}: sweeping the CPU only (two jobs = two threads); the copy overlap needs a GPU."],
+        "hybridize": [
+            "CPU: CUDA graphs need a GPU, so their cells say so and skip.",
+            "CPU: no CUDA graphs; skipped.",
+            "CPU: reduce-overhead adds CUDA graphs, which need a GPU; skipped.",
+            "CPU: the two-stream sweep needs a GPU; skipped."],
+    },
+    "mxnet": {
+        "auto_parallelism": [
+            "{why}: two jobs on the CPU contexts cpu(0) and cpu(1), two names for the same processor; all "
+            "figures are CPU figures.",
+            "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves",
+            "{why}: the copy timings need a GPU and are left out.",
+            "{why}: no copy timeline.",
+            "{why}: no link or GPU compute rates to compare."],
+        "async_computation": [
+            "{why}: running on the CPU, where MXNet's engine queues the work just as it would on a GPU.",
+            "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves"],
+        "parallelism_sweep": [
+            "{why}: sweeping the CPU only (two jobs = the contexts cpu(0) and cpu(1)); the copy overlap needs a "
+            "GPU.",
+            "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves"],
+        "hybridize": [
+            "{why}: running on CPU contexts.",
+            "CPU contexts: no CUDA graphs to replay; skipped."],
+    },
+}
+
+
+def check_cpu_notes(out: str, framework: str, script: str, why: str) -> None:
+    """The notes of a run without a GPU are exactly the script's CPU_NOTES, in order, with ``why``."""
+    expected = [re.escape(note.format(why=why, n="NUMBER")).replace("NUMBER", r"\d+")
+                for note in CPU_NOTES[framework][script]]
+    shown = CPU_NOTE.findall(out)
+    assert len(shown) == len(expected) and all(re.fullmatch(e, s) for e, s in zip(expected, shown)), (
+        f"{framework}/{script} without a GPU ({why}) says:\n  " + "\n  ".join(shown)
+        + "\ninstead of:\n  " + "\n  ".join(n.format(why=why, n="N") for n in CPU_NOTES[framework][script]))

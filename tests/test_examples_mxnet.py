@@ -25,9 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
-    median_seconds, \
-    check_shown_cells, ok, run_cases
+from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_cpu_notes, \
+    check_executed_notebook, check_shown_cells, median_seconds, ok, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "mxnet"
@@ -129,6 +128,15 @@ def test_auto_parallelism_says_it_ran_on_cpu_contexts(runs):
     assert "the copy timings need a GPU and are left out" in out and "no copy timeline" in out
     never_claims_a_gpu(out)
     assert not list((tmp / "auto").glob("timeline-copy*"))
+
+
+@pytest.mark.parametrize("case, script, why", [("auto", "auto_parallelism", NO_GPU),
+                                               ("async", "async_computation", "--device cpu"),
+                                               ("sweep", "parallelism_sweep", NO_GPU)])
+def test_every_cpu_note_says_what_is_left_out_and_why(runs, case, script, why):
+    """On CPU contexts each script says, in one line each, what it leaves out and why (the --device the
+    reader chose, or why MXNet has no GPU): the notes of example_runs.CPU_NOTES, no more and no fewer."""
+    check_cpu_notes(ok(runs, case)[0], "mxnet", script, why)
 
 
 def test_auto_parallelism_prints_each_jobs_time_and_the_efficiency(runs):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
-    check_shown_cells, ok, run_cases
+from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_cpu_notes, \
+    check_executed_notebook, check_shown_cells, ok, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
@@ -38,8 +38,7 @@ CASES = {
     "async_auto": ["async_computation.py", "--repeats", "1", "--device", "cpu"],
     "async_json": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
     "async_oom": ["async_computation.py", "--size", "2000000", "--device", "cpu"],
-    "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu",
-              "--figures", "{tmp}/sweep"],
+    "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--figures", "{tmp}/sweep"],
     "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu", "--json"],
     "sweep_bad": ["parallelism_sweep.py", "--sizes", "64,x"],
     "notebook": ["-c", NOTEBOOK, str(SCRIPTS / "auto_parallelism.py"), str(SCRIPTS), "{tmp}/auto.ipynb"],
@@ -132,6 +131,15 @@ def test_async_computation_is_honest_about_the_cpu(runs):
     assert "cuda" not in out and "tensor(" not in out
 
 
+@pytest.mark.parametrize("case, script, why", [("auto", "auto_parallelism", "--device cpu"),
+                                               ("async", "async_computation", "--device cpu"),
+                                               ("sweep", "parallelism_sweep", "No GPU")])
+def test_every_cpu_note_says_what_is_left_out_and_why(runs, case, script, why):
+    """Without a GPU each script says, in one line each, what it leaves out and why (the --device the
+    reader chose, or no GPU found): the notes of example_runs.CPU_NOTES, no more and no fewer."""
+    check_cpu_notes(ok(runs, case)[0], "pytorch", script, why)
+
+
 def test_async_computation_json(runs):
     out, _ = ok(runs, "async_json")
     values = json.loads(out)
@@ -158,7 +166,7 @@ def test_size_auto_on_the_cpu_is_chosen_by_timing(runs):
 def test_parallelism_sweep_table_and_plot(runs):
     """The sweep prints one row per size and saves the efficiency plot in both languages."""
     out, tmp = ok(runs, "sweep")
-    assert "--device cpu: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
+    assert "No GPU: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
     assert re.search(r"^ +size +one job \(ms\) +two at once \(ms\) +parallel eff$", out, re.M), out
     for n in (32, 64):
         assert re.search(rf"^ +{n} +\d+\.\d{{3}} +\d+\.\d{{3}} +\d+\.\d\d$", out, re.M), out
