@@ -366,6 +366,30 @@ def test_lane_threads_make_the_callers_gpu_current(helpers, monkeypatch):
     assert [(device, name.startswith("lanecuda")) for device, name in calls] == [(1, True)]
 
 
+def test_peaks_come_from_nvml_and_the_device_properties_never_from_a_measurement(helpers, monkeypatch):
+    """helpers.peak_rates gives the GPU's theoretical peaks from what NVML and the device properties say,
+    faked here: the second of two GPUs (found by its UUID), PCIe 4.0 x8 at most, 108 SMs of 64 fp32 lanes
+    (compute capability 8.0), 1410 MHz at most. Link = 16 GT/s x 128/130 / 8 bits x 8 lanes, fp32 = 108 x
+    64 x 2 x 1410 MHz. It reads no clock, so it cannot pass off a measured rate as the peak."""
+    import time
+    import types
+    import torch
+    from fake_nvml import FakeNvml
+
+    nvml = FakeNvml(generation=4, width=8, clock=1410)
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    properties = types.SimpleNamespace(uuid="58a5f1b5-1111", multi_processor_count=108, major=8, minor=0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: properties)
+
+    def clock(*args, **kwargs):
+        raise AssertionError("the peak was measured: a clock was read")
+    for module, name in ((time, "perf_counter"), (time, "monotonic"), (time, "time"), (torch.cuda, "Event")):
+        monkeypatch.setattr(module, name, clock)
+    peak = helpers.peak_rates(torch.device("cuda", 0))
+    assert peak == {"link": pytest.approx(16 * 128 / 130 / 8 * 8), "fp32": pytest.approx(108 * 64 * 2 * 1410e6 / 1e12)}
+    assert not nvml.open, "NVML was left open"
+
+
 def test_synchronize_waits_for_every_listed_gpu(helpers, monkeypatch):
     """torch.cuda.synchronize() alone waits only for the current GPU: the helper names each GPU."""
     import torch
