@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_cpu_notes, \
-    check_executed_notebook, check_shown_cells, ok, run_cases
+from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, \
+    check_cpu_notes, check_executed_notebook, check_shown_cells, ok, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
@@ -70,7 +70,7 @@ def efficiencies_in_range(values, names):
 
 def rerun_json(name):
     """One more run when a timing looks impossible: a busy machine can upset one measurement."""
-    out, _ = start(CASES[name], "").communicate(timeout=300)
+    out, _ = start(CASES[name], "").communicate(timeout=ALONE_HUNG_AFTER_S)
     return json.loads(out)
 
 
@@ -158,7 +158,7 @@ def test_size_auto_on_the_cpu_is_chosen_by_timing(runs):
     many times over), but a broken choice, such as the smallest or the largest size, fails them."""
     size, t_job = auto_size_and_job_time(ok(runs, "async_auto")[0])
     if not 0.01 <= t_job <= 9.0:  # one more run, alone, before judging
-        out, _ = start(CASES["async_auto"], "").communicate(timeout=300)
+        out, _ = start(CASES["async_auto"], "").communicate(timeout=ALONE_HUNG_AFTER_S)
         size, t_job = auto_size_and_job_time(out)
     assert 16 < size < 4000 and 0.01 <= t_job <= 9.0, (size, t_job)
 
@@ -386,7 +386,8 @@ def test_peaks_come_from_nvml_and_the_device_properties_never_from_a_measurement
     for module, name in ((time, "perf_counter"), (time, "monotonic"), (time, "time"), (torch.cuda, "Event")):
         monkeypatch.setattr(module, name, clock)
     peak = helpers.peak_rates(torch.device("cuda", 0))
-    assert peak == {"link": pytest.approx(16 * 128 / 130 / 8 * 8), "fp32": pytest.approx(108 * 64 * 2 * 1410e6 / 1e12)}
+    assert peak == {"link": pytest.approx(16 * 128 / 130 / 8 * 8),
+                    "fp32": pytest.approx(108 * 64 * 2 * 1410e6 / 1e12)}
     assert not nvml.open, "NVML was left open"
 
 
