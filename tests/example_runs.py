@@ -64,12 +64,14 @@ def run_cases(names: list[str], timed: list[str], launch: Callable[[str], subpro
     done = {}
 
     def finish(name, proc, deadline, limit):
-        try:
-            out, err = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+        try:  # a second at least, to read what a case that ended past the deadline printed
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            proc.kill()
+            hung = proc.poll() is None
+            if hung:
+                proc.kill()
             out, err = proc.communicate()
-            err += f"\n(killed after {limit} s: it hung)"
+            err += f"\n(killed after {limit} s: it hung)" if hung else ""
         done[name] = (proc.returncode, out, err, tmp)
 
     for name in [*timed, *hang_prone]:
