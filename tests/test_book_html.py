@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import base64
+import functools
 import platform
 import re
 from importlib import metadata
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from book_facts import tree_facts
+from book_facts import ExampleUse, tree_facts
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,20 +33,114 @@ def normalised(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
-def cell_outputs(cell: dict, lang: str) -> tuple[list[str], int]:
-    """The text outputs a reader of the ``lang`` book must see for a cell, and how many images: a figure
-    drawn for one language (output metadata ``book_language``) shows only in that language's book."""
-    texts, images = [], 0
+def image_src(data: dict) -> str:
+    """The ``src`` of the inline image a reader sees for an output that holds a figure (SVG first)."""
+    if "image/svg+xml" in data:
+        svg = data["image/svg+xml"]
+        payload = base64.b64encode(("".join(svg) if isinstance(svg, list) else svg).encode()).decode()
+        return f"data:image/svg+xml;base64,{payload}"
+    return "data:image/png;base64," + "".join(data["image/png"]).replace("\n", "")
+
+
+def output_blocks(cell: dict, lang: str) -> list[tuple[str, str]]:
+    """The blocks a reader of the ``lang`` book must see for a cell's outputs, in their order: each text
+    output that is not blank, and each figure (one drawn for another language, output metadata
+    ``book_language``, shows only in that language's book)."""
+    blocks = []
     for output in cell.get("outputs", []):
+        data = output.get("data", {})
         if output.get("metadata", {}).get("book_language", lang) != lang:
             continue
         if output["output_type"] == "stream":
-            texts.append("".join(output["text"]))
-        elif {"image/png", "image/svg+xml"} & set(output.get("data", {})):
-            images += 1
-        elif "text/plain" in output.get("data", {}):
-            texts.append("".join(output["data"]["text/plain"]))
-    return [normalised(t) for t in texts if t.strip()], images
+            text = "".join(output["text"])
+        elif {"image/png", "image/svg+xml"} & set(data):
+            blocks.append(("image", image_src(data)))
+            continue
+        else:
+            text = "".join(data.get("text/plain", ""))
+        if text.strip():
+            blocks.append(("output", normalised(text)))
+    return blocks
+
+
+@functools.cache
+def script_cells(framework: str, name: str) -> dict[str, str]:
+    """The code of each tagged cell of an example script, read as the record step reads it (jupytext's
+    percent format): a page is compared with the script, not with a recording that may have been edited."""
+    import jupytext
+
+    notebook = jupytext.read(ROOT / "examples" / framework / f"{name}.py", fmt="py:percent")
+    cells: dict[str, str] = {}
+    for cell in notebook.cells:
+        for tag in cell.metadata.get("tags", []):
+            cells.setdefault(tag, cell.source)
+    return cells
+
+
+def expected_blocks(use: ExampleUse, framework: str, lang: str, first_use: bool) -> list[tuple[str, str]]:
+    """What one framework's tab of an example must show, top to bottom: for each cell in the order the
+    page names them, its code as the script has it (unless :hide-code:), then that cell's own recorded
+    outputs; a note when the tab would show nothing else; on the page's first use of the example in this
+    framework, the stamp and then the downloads."""
+    recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{use.name}"))
+    blocks = []
+    for tag in use.cells:
+        if not use.hide_code:
+            blocks.append(("code", normalised(script_cells(framework, use.name)[tag])))
+        blocks += output_blocks(recording.cell(tag), lang)
+    if not blocks:
+        blocks.append(("nothing", ""))
+    return blocks + ([("stamp", ""), ("downloads", "")] if first_use else [])
+
+
+# The classes of the blocks in a framework tab, and what each block is (the texts of the stamp, the
+# downloads and the note are checked by the tests below).
+BLOCK_CLASSES = {"example-code": "code", "example-output": "output", "example-image": "image",
+                 "example-nothing": "nothing", "recording-stamp": "stamp", "example-download": "downloads"}
+
+
+def shown_blocks(panel) -> list[tuple[str, str]]:
+    """The blocks of a tab as the reader sees them, top to bottom: (kind, its code or output text, or the
+    image's src)."""
+    blocks = []
+    for element in panel.select(", ".join(f".{name}" for name in BLOCK_CLASSES)):
+        kind = next(BLOCK_CLASSES[name] for name in element["class"] if name in BLOCK_CLASSES)
+        content = {"code": normalised(element.get_text()), "output": normalised(element.get_text()),
+                   "image": element.get("src", "")}.get(kind, "")
+        blocks.append((kind, content))
+    return blocks
+
+
+def first_difference(expected: list[tuple[str, str]], shown: list[tuple[str, str]]) -> str:
+    """Where a tab's blocks first differ from what it must show, in a few words."""
+    def brief(blocks, index):
+        return f"{blocks[index][0]} {blocks[index][1][:70]!r}" if index < len(blocks) else "nothing"
+
+    index = next(i for i in range(max(len(expected), len(shown))) if expected[i:i + 1] != shown[i:i + 1])
+    return f"block {index + 1} is {brief(shown, index)}, not {brief(expected, index)}"
+
+
+def example_problems(block, use: ExampleUse, lang: str, seen: set, where: str) -> list[str]:
+    """How an example's tabs differ from what they must show: the tabs the page names, each under its own
+    framework's label, each holding its cells' code and outputs in order (``expected_blocks``). ``seen``
+    holds the (framework, example) pairs shown earlier on the page; this example's are added."""
+    frameworks = [f for f in FRAMEWORKS if not use.frameworks or f in use.frameworks]
+    labels = block.select("label.sd-tab-label")
+    titles = [(label.get_text(strip=True), label.get("data-sync-id")) for label in labels]
+    if titles != [(FRAMEWORK_TITLES[f], f) for f in frameworks]:
+        return [f"{where}: {use.name} {' '.join(use.cells)} has the tabs {titles}, not {frameworks}"]
+    problems = []
+    for framework, label in zip(frameworks, labels):
+        panel = label.find_next_sibling(class_="sd-tab-content")
+        expected = expected_blocks(use, framework, lang, (framework, use.name) not in seen)
+        seen.add((framework, use.name))
+        shown = shown_blocks(panel)
+        if shown != expected:
+            problems.append(f"{where}: the {framework} tab of {use.name} {' '.join(use.cells)}: "
+                            f"{first_difference(expected, shown)}")
+        if not all(img.get("alt", "").strip() for img in panel.select("img.example-image")):
+            problems.append(f"{where}: the {framework} tab of {use.name}: an image has no alt text")
+    return problems
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -58,40 +154,45 @@ def test_every_page_is_built_in_its_language_without_unresolved_references(lang:
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_example_cells_show_code_outputs_images_and_stamp(lang: str):
-    """Every example on every page shows, in PyTorch and MXNet tabs (or the ones :frameworks: names), each
-    cell's recorded outputs and its code (none with :hide-code:), and only the figures drawn for the page's
-    language."""
-    shown = 0
+def test_every_tab_shows_each_cells_code_from_the_script_then_its_own_outputs(lang: str):
+    """Every example on every page shows, under the label of each framework it names, each cell's code as
+    the script has it (not as a recording may have been edited), directly followed by that cell's recorded
+    outputs and figures, in their order and in this book's language: no output above its code, under
+    another cell or in the other framework's tab."""
+    problems, shown = [], 0
     for page, facts in PAGES[lang].items():
         if not facts.examples:
             continue
         blocks = soup(lang, page).select("div.example")
         assert len(blocks) == len(facts.examples), f"{lang}/{page}: examples shown vs. written"
+        seen: set = set()
         for block, use in zip(blocks, facts.examples):
-            frameworks = [f for f in FRAMEWORKS if not use.frameworks or f in use.frameworks]
-            labels = [label.get_text(strip=True) for label in block.select(".sd-tab-label")]
-            assert labels == [FRAMEWORK_TITLES[f] for f in frameworks], f"{lang}/{page} {use.name}"
-            panels = block.select(".sd-tab-content")
-            for framework, panel in zip(frameworks, panels):
-                recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{use.name}"))
-                code = [normalised(pre.get_text()) for pre in panel.select(".example-code pre")]
-                outputs = [normalised(pre.get_text()) for pre in panel.select(".example-output pre")]
-                images = panel.select("img.example-image")
-                expected_images = 0
-                assert not (use.hide_code and code), f"{lang}/{page}: {use.name} {use.cells} has :hide-code: but shows code"
-                for tag in use.cells:
-                    cell = recording.cell(tag)
-                    if not use.hide_code:
-                        assert normalised("".join(cell["source"])) in code, f"{lang}/{page}: code of {framework} {tag}"
-                    texts, count = cell_outputs(cell, lang)
-                    for text in texts:
-                        assert text in outputs, f"{lang}/{page}: output of {framework} {tag}"
-                    expected_images += count
-                assert len(images) == expected_images, f"{lang}/{page}: images of {framework} {use.cells}"
-                assert all(img.get("alt", "").strip() for img in images), f"{lang}/{page}: an image has no alt"
-                shown += 1
+            problems += example_problems(block, use, lang, seen, f"{lang}/{page}")
+            shown += 1
     assert shown, f"the {lang} book shows no example"
+    assert not problems, "\n".join(problems)
+
+
+def test_the_tab_check_notices_an_output_above_its_code_and_tabs_under_the_other_label():
+    """The check above fails for the breakages it exists for, made on a real page: an output moved above
+    its cell's code, and the two frameworks' tab contents swapped."""
+    page, use, block = next((page, use, block) for page, facts in PAGES["en"].items() if facts.examples
+                            for use, block in zip(facts.examples, soup("en", page).select("div.example"))
+                            if len(block.select(".sd-tab-content")) == 2
+                            and block.select_one(".example-code + .example-output"))
+    assert not example_problems(block, use, "en", set(), page), f"{page} is broken before the test breaks it"
+    output = block.select_one(".example-code + .example-output")
+    code = output.find_previous_sibling(class_="example-code")
+    code.insert_before(output.extract())
+    assert example_problems(block, use, "en", set(), page), "an output above its code passed"
+    code.insert_after(output.extract())
+    assert not example_problems(block, use, "en", set(), page), "the output did not go back"
+    panels = block.select(".sd-tab-content")
+    contents = [list(panel.children) for panel in panels]
+    for panel, children in zip(panels, reversed(contents)):
+        panel.clear()
+        panel.extend(children)
+    assert example_problems(block, use, "en", set(), page), "tabs under the other framework's label passed"
 
 
 # The words of a stamp in each book, as the reader sees them.
@@ -156,6 +257,23 @@ def test_recordings_name_only_devices_the_machine_has():
                 assert any(gpu in device for gpu in stamp["machine"]["gpus"]), f"{example.ident}: {device}"
         if example.framework == "mxnet":
             assert all(device.startswith("cpu(") for device in used), f"{example.ident} ran on {used}"
+
+
+def test_every_recording_holds_its_scripts_cells():
+    """A recording's cells are its script's cells, as jupytext reads it: the same kinds, tags and code, in
+    order. The source hash covers the script, not the recording, so a hand-edited cell keeps it."""
+    import jupytext
+
+    for example in _examples():
+        script = [(cell.cell_type, cell.metadata.get("tags", []), cell.source)
+                  for cell in jupytext.read(example.script, fmt="py:percent").cells]
+        recorded = [(cell["cell_type"], cell.get("metadata", {}).get("tags", []), "".join(cell["source"]))
+                    for cell in load_recording(example).notebook["cells"]]
+        changed = [f"{kind} {tags}" for (kind, tags, source), other in zip(recorded, script)
+                   if (kind, tags, source) != other]
+        assert len(recorded) == len(script) and not changed, \
+            f"{example.ident}: the recording's cells differ from the script's ({changed or 'their number'}); " \
+            f"record it again: {example.refresh_command()}"
 
 
 def test_recorded_outputs_show_no_python_warning():

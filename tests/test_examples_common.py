@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import json
 import os
@@ -18,6 +19,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # draw without a display
 
 from common import hardware, i18n, keys, options, plots, report, stats, timeline  # noqa: E402
 from common.machine import device_label  # noqa: E402
+from fake_nvml import FakeNvml  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -276,43 +278,6 @@ def test_keys_are_the_contract(name):
 
 # Hardware peaks, with a fake NVML ----------------------------------------------
 
-class FakeNvml:
-    """Answers like pynvml for a machine with two GPUs; the H200 is the second one."""
-    NVML_CLOCK_SM = 1
-
-    def __init__(self, generation=5, width=16, clock=1980, fail_init=False):
-        self.gpus = [{"uuid": b"GPU-aaaaaaaa-0000", "gen": 4, "width": 8, "clock": 1000},
-                     {"uuid": "GPU-58A5F1B5-1111", "gen": generation, "width": width, "clock": clock}]
-        self.fail_init, self.open = fail_init, False
-
-    def nvmlInit(self):
-        if self.fail_init:
-            raise RuntimeError("NVML Shared Library Not Found")
-        self.open = True
-
-    def nvmlShutdown(self):
-        self.open = False
-
-    def nvmlDeviceGetCount(self):
-        return len(self.gpus)
-
-    def nvmlDeviceGetHandleByIndex(self, i):
-        return self.gpus[i]
-
-    def nvmlDeviceGetUUID(self, handle):
-        return handle["uuid"]
-
-    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle):
-        return handle["gen"]
-
-    def nvmlDeviceGetMaxPcieLinkWidth(self, handle):
-        return handle["width"]
-
-    def nvmlDeviceGetMaxClockInfo(self, handle, clock):
-        assert clock == self.NVML_CLOCK_SM
-        return handle["clock"]
-
-
 def test_peaks_are_read_from_the_hardware():
     """PCIe 5.0 x16 is 63.0 GB/s per direction; 132 SMs x 128 x 2 x 1.98 GHz is 66.9 TFLOP/s."""
     nvml = FakeNvml()
@@ -345,6 +310,28 @@ def test_missing_nvidia_ml_py_is_reported(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
     found = hardware.gpu_peaks("58a5f1b5-1111", 132, (9, 0))
     assert found["problem"] == "nvidia-ml-py (pynvml) is not installed" and found["link_peak_gbps"] is None
+
+
+def test_recorded_peaks_are_the_hardwares_never_a_measurement():
+    """A peak the book publishes is a theoretical one: the link's is a PCIe rate of some generation and
+    width, and the fp32 one is SMs x lanes per SM x 2 x a clock in whole MHz, so in GFLOP/s an even number
+    times 64 (the fewest lanes per SM); a measured rate (a recording made with the best measured rates as
+    the peaks) is neither. A peak the hardware could not give is None."""
+    links = {hardware.pcie_gbps(generation, width)
+             for generation in hardware.PCIE_GENERATIONS for width in (1, 2, 4, 8, 12, 16, 32)}
+    checked = 0
+    for recording in sorted((EXAMPLES / "recordings").glob("*/*.ipynb")):
+        glue = json.loads(recording.read_text())["metadata"]["recording"]["glue"]
+        peaks = {key: ast.literal_eval(glue[key]) for key in glue if "_peak_" in key}
+        assert set(peaks) <= {"link_peak_gbps", "fp32_peak_tflops"}, f"{recording}: a peak this test does not know"
+        if peaks.get("link_peak_gbps") is not None:
+            assert any(abs(peaks["link_peak_gbps"] - link) < 1e-9 for link in links), (recording, peaks)
+            checked += 1
+        if peaks.get("fp32_peak_tflops") is not None:
+            units = peaks["fp32_peak_tflops"] * 1e6 / (2 * 64)  # SMs x (lanes / 64) x MHz, a whole number
+            assert abs(units - round(units)) < 1e-6, (recording, peaks)
+            checked += 1
+    assert checked, "no recording publishes a peak"
 
 
 # Languages ---------------------------------------------------------------------

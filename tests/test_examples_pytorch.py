@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import DOCUMENTED, figures, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, check_executed_notebook, \
-    check_shown_cells, ok, run_cases
+from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, \
+    check_cpu_notes, check_executed_notebook, check_shown_cells, figures, ok, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
@@ -38,8 +38,7 @@ CASES = {
     "async_auto": ["async_computation.py", "--repeats", "1", "--device", "cpu"],
     "async_json": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
     "async_oom": ["async_computation.py", "--size", "2000000", "--device", "cpu"],
-    "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu",
-              "--figures", "{tmp}/sweep"],
+    "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--figures", "{tmp}/sweep"],
     "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu", "--json"],
     "sweep_bad": ["parallelism_sweep.py", "--sizes", "64,x"],
     "notebook": ["-c", NOTEBOOK, str(SCRIPTS / "auto_parallelism.py"), str(SCRIPTS), "{tmp}/auto.ipynb"],
@@ -71,7 +70,7 @@ def efficiencies_in_range(values, names):
 
 def rerun_json(name):
     """One more run when a timing looks impossible: a busy machine can upset one measurement."""
-    out, _ = start(CASES[name], "").communicate(timeout=300)
+    out, _ = start(CASES[name], "").communicate(timeout=ALONE_HUNG_AFTER_S)
     return figures(out)
 
 
@@ -134,6 +133,15 @@ def test_async_computation_is_honest_about_the_cpu(runs):
     assert "cuda" not in out and "tensor(" not in out
 
 
+@pytest.mark.parametrize("case, script, why", [("auto", "auto_parallelism", "--device cpu"),
+                                               ("async", "async_computation", "--device cpu"),
+                                               ("sweep", "parallelism_sweep", "No GPU")])
+def test_every_cpu_note_says_what_is_left_out_and_why(runs, case, script, why):
+    """Without a GPU each script says, in one line each, what it leaves out and why (the --device the
+    reader chose, or no GPU found): the notes of example_runs.CPU_NOTES, no more and no fewer."""
+    check_cpu_notes(ok(runs, case)[0], "pytorch", script, why)
+
+
 def test_async_computation_json(runs):
     out, _ = ok(runs, "async_json")
     values = figures(out)
@@ -152,7 +160,7 @@ def test_size_auto_on_the_cpu_is_chosen_by_timing(runs):
     many times over), but a broken choice, such as the smallest or the largest size, fails them."""
     size, t_job = auto_size_and_job_time(ok(runs, "async_auto")[0])
     if not 0.01 <= t_job <= 9.0:  # one more run, alone, before judging
-        out, _ = start(CASES["async_auto"], "").communicate(timeout=300)
+        out, _ = start(CASES["async_auto"], "").communicate(timeout=ALONE_HUNG_AFTER_S)
         size, t_job = auto_size_and_job_time(out)
     assert 16 < size < 4000 and 0.01 <= t_job <= 9.0, (size, t_job)
 
@@ -160,7 +168,7 @@ def test_size_auto_on_the_cpu_is_chosen_by_timing(runs):
 def test_parallelism_sweep_table_and_plot(runs):
     """The sweep prints one row per size and saves the efficiency plot in both languages."""
     out, tmp = ok(runs, "sweep")
-    assert "--device cpu: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
+    assert "No GPU: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
     assert re.search(r"^ +size +one job \(ms\) +two at once \(ms\) +parallel eff$", out, re.M), out
     for n in (32, 64):
         assert re.search(rf"^ +{n} +\d[\d.]* +\d[\d.]* +\d+\.\d\d$", out, re.M), out
@@ -352,6 +360,31 @@ def test_lane_threads_make_the_callers_gpu_current(helpers, monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
     assert helpers.run_in_lane("cuda", lambda: "ran") == "ran"
     assert [(device, name.startswith("lanecuda")) for device, name in calls] == [(1, True)]
+
+
+def test_peaks_come_from_nvml_and_the_device_properties_never_from_a_measurement(helpers, monkeypatch):
+    """helpers.peak_rates gives the GPU's theoretical peaks from what NVML and the device properties say,
+    faked here: the second of two GPUs (found by its UUID), PCIe 4.0 x8 at most, 108 SMs of 64 fp32 lanes
+    (compute capability 8.0), 1410 MHz at most. Link = 16 GT/s x 128/130 / 8 bits x 8 lanes, fp32 = 108 x
+    64 x 2 x 1410 MHz. It reads no clock, so it cannot pass off a measured rate as the peak."""
+    import time
+    import types
+    import torch
+    from fake_nvml import FakeNvml
+
+    nvml = FakeNvml(generation=4, width=8, clock=1410)
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    properties = types.SimpleNamespace(uuid="58a5f1b5-1111", multi_processor_count=108, major=8, minor=0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: properties)
+
+    def clock(*args, **kwargs):
+        raise AssertionError("the peak was measured: a clock was read")
+    for module, name in ((time, "perf_counter"), (time, "monotonic"), (time, "time"), (torch.cuda, "Event")):
+        monkeypatch.setattr(module, name, clock)
+    peak = helpers.peak_rates(torch.device("cuda", 0))
+    assert peak == {"link": pytest.approx(16 * 128 / 130 / 8 * 8),
+                    "fp32": pytest.approx(108 * 64 * 2 * 1410e6 / 1e12)}
+    assert not nvml.open, "NVML was left open"
 
 
 def test_synchronize_waits_for_every_listed_gpu(helpers, monkeypatch):

@@ -112,6 +112,34 @@ def test_published_gpu_figures_are_consistent(auto):
     assert 0.8 < values["parallel_eff"] <= 1.05, values  # one thread: the GPU job was only queued
 
 
+def test_published_peaks_are_recomputed_from_nvml_and_the_device_properties(auto, torch):
+    """The peaks the book publishes equal the ones recomputed here from the hardware: the link's from
+    NVML's maximum PCIe generation and width (GT/s x line code / 8 bits x lanes), the fp32 one from the
+    device's SM count and compute capability and NVML's maximum SM clock (SMs x lanes x 2 x clock). The
+    best measured rates passed off as the peaks fail here; the fractions' bound of 1.02 would let them by."""
+    import pynvml
+    from common import hardware
+
+    properties = torch.cuda.get_device_properties(auto["gpu"])
+    uuid = str(properties.uuid)
+    pynvml.nvmlInit()
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}")
+        generation = pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle)
+        width = pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle)
+        clock_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+    finally:
+        pynvml.nvmlShutdown()
+    gt_per_s, line_code = hardware.PCIE_GENERATIONS[generation]
+    lanes = hardware.FP32_LANES_PER_SM[(properties.major, properties.minor)]
+    values = auto["figures"]
+    assert values["link_peak_gbps"] == pytest.approx(gt_per_s * line_code / 8 * width, rel=1e-9), \
+        (generation, width, values["link_peak_gbps"])
+    assert values["fp32_peak_tflops"] == pytest.approx(
+        properties.multi_processor_count * lanes * 2 * clock_mhz * 1e6 / 1e12, rel=1e-9), \
+        (properties.multi_processor_count, lanes, clock_mhz, values["fp32_peak_tflops"])
+
+
 def test_peaks_are_read_through_nvml(helpers, gpu):
     """nvidia-ml-py is installed and the GPU's link and fp32 peaks are read from it."""
     import pynvml  # noqa: F401 (the book's limits need it)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from common.hybridize import STEPS  # noqa: E402
-from example_runs import TIME, figures  # noqa: E402
+from example_runs import TIME, check_cpu_notes, figures  # noqa: E402
 TIMING = rf"({TIME})"
 SHOWN_LINES, SHOWN_COLUMNS = 12, 79
 HIDDEN = ("harness", "finish")
@@ -107,6 +107,15 @@ def test_runs_on_the_cpu_and_prints_timings_with_spread(runs, framework):
         assert "running on CPU contexts" in stdout
         assert re.search(rf"^hybridized loop: {TIMING}$", stdout, re.M), stdout
         assert "per step, engine" not in stdout, "the profiled loop is slower: its times are not shown"
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "mxnet"])
+def test_every_cpu_note_says_what_is_left_out_and_why(runs, framework):
+    """Without a GPU each twin says, in one line each, what it skips and why: the notes of
+    example_runs.CPU_NOTES, no more and no fewer."""
+    status, stdout, stderr = runs[framework]
+    assert status == 0, stderr
+    check_cpu_notes(stdout, framework, "hybridize", "--device cpu")
 
 
 def test_twins_publish_the_same_keys(runs):

@@ -40,16 +40,15 @@ def example_source(framework: str, body: str = "") -> str:
         ''')
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """Two tiny twin examples, a docs tree that shows them, and no recordings yet."""
+def tiny_project(root: Path) -> Path:
+    """Two tiny twin examples in ``root``, a docs tree that shows them, and no recordings yet."""
     for framework in ("pytorch", "mxnet"):
-        folder = tmp_path / "examples" / framework
+        folder = root / "examples" / framework
         folder.mkdir(parents=True)
         (folder / "helpers.py").write_text('WHERE = "on the CPU"\n')
         (folder / "tiny.py").write_text(example_source(framework))
-    (tmp_path / "examples" / "common").mkdir()
-    docs = tmp_path / "docs"
+    (root / "examples" / "common").mkdir()
+    docs = root / "docs"
     docs.mkdir()
     (docs / "index.rst").write_text(textwrap.dedent("""\
         Tiny
@@ -60,7 +59,34 @@ def project(tmp_path: Path) -> Path:
         .. example:: tiny
            :cells: setup
         """))
-    return tmp_path
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The tiny project, not recorded yet."""
+    return tiny_project(tmp_path)
+
+
+# Where the recorded project keeps what its record step printed.
+RECORD_OUTPUT = "record-step-output.txt"
+
+
+@pytest.fixture(scope="module")
+def recorded_once(tmp_path_factory) -> Path:
+    """The tiny project after one record step of both examples, made once for this module; what the step
+    printed is in RECORD_OUTPUT."""
+    root = tiny_project(tmp_path_factory.mktemp("recorded"))
+    result = record(root)
+    assert result.returncode == 0, result.stderr
+    (root / RECORD_OUTPUT).write_text(result.stdout)
+    return root
+
+
+@pytest.fixture
+def recorded(recorded_once: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the recorded tiny project (a record step takes seconds; a copy does not)."""
+    return Path(shutil.copytree(recorded_once, tmp_path / "recorded"))
 
 
 def record(project: Path, *patterns: str) -> subprocess.CompletedProcess:
@@ -83,18 +109,16 @@ def recordings(project: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_record_stamps_and_the_book_shows_the_recording(project: Path):
+def test_record_stamps_and_the_book_shows_the_recording(recorded: Path):
     """A recorded run carries its stamp, and the built page shows code, output, stamp and glued value."""
-    result = record(project)
-    assert result.returncode == 0, result.stderr
-    stamp = json.loads((project / "examples/recordings/pytorch/tiny.ipynb").read_text())["metadata"]["recording"]
+    stamp = json.loads((recorded / "examples/recordings/pytorch/tiny.ipynb").read_text())["metadata"]["recording"]
     assert set(stamp) >= {"source_sha256", "recorded_at", "runtime_s", "machine", "versions", "glue"}
     assert stamp["versions"]["torch"] and stamp["machine"]["cpu"]
     assert stamp["glue"]["answer"] == "0.123456"
 
-    built = build(project)
+    built = build(recorded)
     assert built.returncode == 0, built.stderr
-    page = BeautifulSoup((project / "html/en/index.html").read_text(), "html.parser")
+    page = BeautifulSoup((recorded / "html/en/index.html").read_text(), "html.parser")
     tabs = [label.get_text(strip=True) for label in page.select(".sd-tab-set label")]
     assert tabs == ["PyTorch", "MXNet"]
     code = page.select(".example-code pre")
@@ -107,32 +131,30 @@ def test_record_stamps_and_the_book_shows_the_recording(project: Path):
     assert page.select_one("span.measured").get_text() == "0.12"
 
 
-def test_turkish_build_translates_the_stamp(project: Path):
+def test_turkish_build_translates_the_stamp(recorded: Path):
     """The Turkish book says where a recording came from in Turkish, and links to the English page."""
-    assert record(project).returncode == 0
-    built = build(project, "tr")
+    built = build(recorded, "tr")
     assert built.returncode == 0, built.stderr
-    page = BeautifulSoup((project / "html/tr/index.html").read_text(), "html.parser")
+    page = BeautifulSoup((recorded / "html/tr/index.html").read_text(), "html.parser")
     assert page.html["lang"] == "tr"
     assert "Kaydedildi" in page.select_one(".recording-stamp").get_text()
     switch = page.select_one("a.language-switch")
     assert switch["href"] == "../en/index.html" and switch.get_text(strip=True) == "English"
 
 
-def test_stale_recording_fails_the_build_and_names_the_fix(project: Path):
+def test_stale_recording_fails_the_build_and_names_the_fix(recorded: Path):
     """Changing an example (or a helper it uses) after its recording fails the recorded build."""
-    assert record(project).returncode == 0
-    helpers = project / "examples/mxnet/helpers.py"
+    helpers = recorded / "examples/mxnet/helpers.py"
     helpers.write_text(helpers.read_text() + "# changed\n")
-    built = build(project)
+    built = build(recorded)
     assert built.returncode != 0
     assert "mxnet/tiny is stale" in built.stderr
     assert "make record EXAMPLES=mxnet/tiny" in built.stderr
     # A run of the changed code drops the previous run: it ran other code, so it is not comparable.
-    previous = project / "examples/recordings/mxnet/tiny.previous.json"
-    previous.write_text(json.dumps(json.loads((project / "examples/recordings/mxnet/tiny.ipynb").read_text())
+    previous = recorded / "examples/recordings/mxnet/tiny.previous.json"
+    previous.write_text(json.dumps(json.loads((recorded / "examples/recordings/mxnet/tiny.ipynb").read_text())
                                    ["metadata"]["recording"]))
-    assert record(project, "mxnet/*").returncode == 0
+    assert record(recorded, "mxnet/*").returncode == 0
     assert not previous.exists()
     assert "pytorch/tiny" not in built.stderr
 
@@ -144,28 +166,26 @@ def test_missing_recording_fails_the_build(project: Path):
     assert "pytorch/tiny has no recording" in built.stderr
 
 
-def test_failing_example_fails_the_execute_build_and_keeps_recordings(project: Path):
+def test_failing_example_fails_the_execute_build_and_keeps_recordings(recorded: Path):
     """An error in one cell fails the execute build, names the script and cell, and changes no recording."""
-    assert record(project).returncode == 0
-    before = recordings(project)
-    script = project / "examples/pytorch/tiny.py"
+    before = recordings(recorded)
+    script = recorded / "examples/pytorch/tiny.py"
     script.write_text(example_source("pytorch", 'raise RuntimeError("planted failure")'))
-    result = record(project)
+    result = record(recorded)
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert "planted failure" in output and "pytorch/tiny" in output
     assert "(pytorch/tiny failed)" in result.stderr and "recordings are unchanged" in result.stderr
-    assert recordings(project) == before
+    assert recordings(recorded) == before
 
 
-def test_interrupted_execute_build_keeps_recordings(project: Path):
+def test_interrupted_execute_build_keeps_recordings(recorded: Path):
     """Stopping the execute build midway (Ctrl-C) leaves every recording as it was."""
-    assert record(project).returncode == 0
-    before = recordings(project)
-    started = project / "mxnet-started"
-    (project / "examples/mxnet/tiny.py").write_text(example_source(
+    before = recordings(recorded)
+    started = recorded / "mxnet-started"
+    (recorded / "examples/mxnet/tiny.py").write_text(example_source(
         "mxnet", f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(60)"))
-    args = [sys.executable, str(ROOT / "conf" / "record.py"), "--examples-dir", str(project / "examples")]
+    args = [sys.executable, str(ROOT / "conf" / "record.py"), "--examples-dir", str(recorded / "examples")]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 120
     while not started.exists():  # the example's kernel is running its cells
@@ -174,7 +194,7 @@ def test_interrupted_execute_build_keeps_recordings(project: Path):
     os.killpg(process.pid, signal.SIGINT)
     process.wait(timeout=60)
     assert process.returncode != 0
-    assert recordings(project) == before
+    assert recordings(recorded) == before
 
 
 def test_record_selects_examples_and_rejects_unknown_names(project: Path):
@@ -187,21 +207,20 @@ def test_record_selects_examples_and_rejects_unknown_names(project: Path):
     assert "no example matches pytorch/nope" in result.stderr and "pytorch/tiny" in result.stderr
 
 
-def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
+def test_record_prints_progress_a_summary_and_stamps_the_step(recorded: Path):
     """Each example prints its name, the elapsed time and an estimate from the previous run; then a table
     and the record step's wall time, which every stamp of the step carries."""
     def stamps() -> dict:
-        return {f: json.loads((project / f"examples/recordings/{f}/tiny.ipynb").read_text())["metadata"]["recording"]
+        return {f: json.loads((recorded / f"examples/recordings/{f}/tiny.ipynb").read_text())["metadata"]["recording"]
                 for f in ("pytorch", "mxnet")}
 
-    first = record(project)
-    assert first.returncode == 0, first.stderr
+    first = (recorded / RECORD_OUTPUT).read_text()  # the first record step of these examples
     assert re.search(r"^\[1/2\] mxnet/tiny: running \(not recorded before; no estimate of the time left\); "
-                     r"\d+ s elapsed$", first.stdout, re.M), first.stdout
-    done = re.findall(r"^\[\d/2\] \w+/tiny: done in (\d+\.\d) s; (\d+) s elapsed$", first.stdout, re.M)
-    assert len(done) == 2 and int(done[1][1]) >= int(float(done[0][0]) + float(done[1][0])), first.stdout
+                     r"\d+ s elapsed$", first, re.M), first
+    done = re.findall(r"^\[\d/2\] \w+/tiny: done in (\d+\.\d) s; (\d+) s elapsed$", first, re.M)
+    assert len(done) == 2 and int(done[1][1]) >= int(float(done[0][0]) + float(done[1][0])), first
     before = stamps()
-    again = record(project)
+    again = record(recorded)
     assert again.returncode == 0, again.stderr
     after = stamps()
     estimate = f"took {before['mxnet']['runtime_s']:.1f} s last time"
@@ -216,7 +235,7 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
     assert row in again.stdout.splitlines()
     # Each cell's run time moves from the cells into the stamp, and the summary names the slowest.
     for framework in ("pytorch", "mxnet"):
-        notebook = json.loads((project / f"examples/recordings/{framework}/tiny.ipynb").read_text())
+        notebook = json.loads((recorded / f"examples/recordings/{framework}/tiny.ipynb").read_text())
         assert not any("execution" in cell["metadata"] for cell in notebook["cells"])
         cells = after[framework]["cell_runtime_s"]
         assert set(cells) == {"cell 0", "setup"} and 0 < cells["setup"] < after[framework]["runtime_s"]
@@ -224,7 +243,7 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(project: Path):
     assert slowest and f"pytorch/tiny [setup] {after['pytorch']['cell_runtime_s']['setup']:.1f} s" in slowest[1]
     # The second run of the same code keeps the first one's stamp, for the reproducibility table.
     for framework in ("pytorch", "mxnet"):
-        kept = project / f"examples/recordings/{framework}/tiny.previous.json"
+        kept = recorded / f"examples/recordings/{framework}/tiny.previous.json"
         assert json.loads(kept.read_text()) == before[framework]
 
 
@@ -346,18 +365,18 @@ def test_shards_merge_by_copying_their_recordings(project: Path, tmp_path: Path)
     assert check.returncode == 0 and "2 recordings match their examples" in check.stdout, check.stderr
 
 
-def test_check_recordings_fails_on_a_changed_example(project: Path):
+def test_check_recordings_fails_on_a_changed_example(recorded: Path):
     """`make check-recordings`: fine after a record; a changed helper or a missing recording fails it."""
-    args = [sys.executable, str(ROOT / "conf" / "record.py"), "--check", "--examples-dir", str(project / "examples")]
-    missing = subprocess.run(args, capture_output=True, text=True)
-    assert missing.returncode == 1 and "pytorch/tiny has no recording" in missing.stderr
-    assert record(project).returncode == 0
+    args = [sys.executable, str(ROOT / "conf" / "record.py"), "--check", "--examples-dir", str(recorded / "examples")]
     fine = subprocess.run(args, capture_output=True, text=True)
     assert fine.returncode == 0 and "2 recordings match their examples" in fine.stdout
-    helpers = project / "examples/pytorch/helpers.py"
+    helpers = recorded / "examples/pytorch/helpers.py"
     helpers.write_text(helpers.read_text() + "# changed\n")
     stale = subprocess.run(args, capture_output=True, text=True)
     assert stale.returncode == 1 and "pytorch/tiny is stale" in stale.stderr and "mxnet/tiny" not in stale.stderr
+    (recorded / "examples/recordings/mxnet/tiny.ipynb").unlink()
+    missing = subprocess.run(args, capture_output=True, text=True)
+    assert missing.returncode == 1 and "mxnet/tiny has no recording" in missing.stderr
 
 
 # The Makefile: which environment records, and when a GPU is needed ------------------------------
