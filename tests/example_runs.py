@@ -147,7 +147,7 @@ def figures(out: str) -> dict:
 # its reason ("--device cpu", "No GPU...", "CPU...") and MXNet's note on its CPU threads. ``{why}`` is the
 # reason the run gives (its --device), ``{n}`` any whole number. A note added to a script without a line
 # here fails the test, as a note removed from it does.
-CPU_NOTE = re.compile(r"^(?:(?:--device cpu|No GPU[^:\n]*|CPU[^:\n]*|cpu \([^\n]*\)): |One thread per CPU product).*$", re.M)
+CPU_NOTE = re.compile(r"^(?:(?:--device cpu|No GPU[^:\n]*|CPU[^:\n]*): |One thread per CPU product).*$", re.M)
 CPU_NOTES = {
     "pytorch": {
         "auto_parallelism": [
