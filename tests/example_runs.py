@@ -117,11 +117,12 @@ def check_executed_notebook(path: Path) -> dict[str, list]:
     assert len(glued) == len(set(glued)), sorted(k for k in glued if glued.count(k) > 1)
     assert set(glued) == DOCUMENTED["auto_parallelism"]
     assert any("50 products of 48×48" in "".join(o.get("text", "")) for o in outputs["jobs"])
-    # Without a GPU the copies cell stops the notebook with one line; the cells after it do nothing.
-    errors = [(c["metadata"]["tags"], o) for c in cells for o in c["outputs"] if o["output_type"] == "error"]
-    assert [(tags, o["ename"], o["traceback"]) for tags, o in errors] == [(["copies", "raises-exception"], "Stopped", [])]
+    # Without a GPU the copies cell stops the notebook with its one line and no traceback; the cells
+    # after it do nothing.
+    assert not any(o["output_type"] == "error" for c in cells for o in c["outputs"])
+    assert "so the program stops here." in "".join("".join(o.get("text", "")) for o in outputs["copies"])
     after = cells[[c["metadata"].get("tags", [None])[0] for c in cells].index("copies") + 1:]
-    assert not any(c["outputs"] for c in after)
+    assert after and not any(c["outputs"] for c in after)
     return outputs
 
 

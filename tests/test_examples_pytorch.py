@@ -147,7 +147,7 @@ def test_async_computation_json(runs):
     values = figures(out)
     assert set(values) == DOCUMENTED["async_computation"]
     assert values["devices"][0].startswith("cpu (")
-    assert (values["size"], values["repeats"], values["steps"], values["step_size"]) == (48, 3, 200, 48)
+    assert (values["size"], values["repeats"], values["steps"], values["step_size"]) == (48, 3, 200, 64)
     timings = [k for k in values if k.startswith("t_") and not k.endswith("_spread")]
     assert len(timings) == 9 and all(values[k] > 0 for k in timings)
     assert all(values[f"{k}_spread"][0] <= values[k] <= values[f"{k}_spread"][1] for k in timings)
