@@ -113,3 +113,23 @@ def test_page_programs_run_to_their_end_on_the_gpu_and_print_what_the_page_shows
     expected = [line for line in shown_output_lines(page, framework) if not line.startswith("size: #")]
     missing = [line for line in expected if line not in printed]
     assert not missing, f"{page}/{framework}: the page shows lines the program did not print: {missing}"
+
+
+def test_the_side_stream_recipe_shown_is_safe():
+    """The shown run_and_copy orders each copy after its product (an event), keeps each result's
+    memory until its copy ran (record_stream), and the shown check waits before the host reads."""
+    cells = {cell.tag: cell.source for cell in shown_cells("auto-parallelism", "pytorch")}
+    assert "copy_stream.wait_event(" in cells["side-stream"]
+    assert ".record_stream(copy_stream)" in cells["side-stream"]
+    check = cells["check"]
+    assert check.index("torch.cuda.synchronize(gpu)") < check.index("torch.equal(p.to(gpu), y)")
+
+
+@pytest.mark.parametrize("language, definition", [
+    ("en", "The time the work would take if it overlapped fully, divided by the measured time; at most 1"),
+    ("tr", "İşin tamamen örtüşseydi alacağı sürenin ölçülen süreye oranı; en çok 1")])
+def test_the_glossary_defines_efficiency_as_ideal_over_measured(language, definition):
+    """Every efficiency in the book is ideal / measured, at most 1; the glossary says so (it once had
+    it upside down)."""
+    text = (EXAMPLES.parent / "docs" / language / "glossary.rst").read_text(encoding="utf-8")
+    assert definition in " ".join(text.split())

@@ -238,7 +238,7 @@ class HelperDirective(SphinxDirective):
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", "",
                       "      .. code-block:: python", "         :class: helper-code", ""]
             lines += textwrap.indent(source, " " * 9).splitlines() + [""]
-        container = nodes.container(classes=["example", "helper"])
+        container = nodes.container(classes=["helper"])
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
         return [container]
 
