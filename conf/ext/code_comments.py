@@ -11,7 +11,9 @@ column (its lines joined by spaces), or one docstring (its lines joined by space
 its own line breaks (``\\n`` in the catalog); a comment after code must fit on its line.
 
 The book shows code only through :func:`translate` with ``strict=True``, which names every message
-without a translation: the build fails on it rather than show English in the Turkish book.
+without a translation: the build fails on it rather than show English in the Turkish book. The tests
+hold the catalog to the examples: a translation that no comment holds any more (its English changed)
+fails them.
 """
 
 from __future__ import annotations

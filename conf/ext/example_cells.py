@@ -40,7 +40,7 @@ from sphinx.errors import ExtensionError
 from sphinx.locale import _
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from code_comments import SOURCE_LANGUAGE, TranslationError, catalog_path, translate, unused_messages
+from code_comments import SOURCE_LANGUAGE, TranslationError, catalog_path, translate
 from downloads import DownloadError, download_files
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, all_examples, load_recording
 
@@ -321,17 +321,6 @@ def check_all_recordings(app: Sphinx) -> None:
         raise ExtensionError("recordings are not current:\n  " + "\n  ".join(problems))
 
 
-def check_comment_catalog(app: Sphinx) -> None:
-    """Fail early on a translation of a comment that no example holds any more (its English changed)."""
-    if app.config.language == SOURCE_LANGUAGE:
-        return
-    sources = sorted({path for example in all_examples(Path(app.config.examples_dir)) for path in example.sources()})
-    unused = unused_messages(app.config.language, sources)
-    if unused:
-        raise ExtensionError(f"{catalog_path(app.config.language)} translates comments that no example holds: "
-                             + ", ".join(map(repr, unused)))
-
-
 def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
     # What the downloads' requirements.txt pins, and the Pythons their README names (downloads.py).
@@ -343,5 +332,4 @@ def setup(app: Sphinx) -> dict:
     app.add_directive("recording-stamp", RecordingStampDirective)
     app.add_role("measured", MeasuredRole())
     app.connect("builder-inited", check_all_recordings)
-    app.connect("builder-inited", check_comment_catalog)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
