@@ -97,7 +97,7 @@ $(VENV_STAMP): requirements.txt
 	@echo "Setting up $(VENV)/ for the book: pip installs requirements.txt (torch's CPU build, MXNet, Sphinx and what they need, about 1.7 GB), which takes a few minutes on a fast network. Later builds skip this step."
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install -r requirements.txt
+	$(VENV)/bin/python -m pip install --retries 1 -r requirements.txt
 	touch $@
 
 # The GPU environment: requirements.txt, but torch from PyPI's default Linux wheel (CUDA), never the

@@ -238,11 +238,12 @@ def test_formatting():
     the median's unit."""
     assert report.timing([0.1310, 0.1302, 0.1333]) == "131 ms [130-133]"
     assert report.timing([0.0039, 0.0038, 0.0041]) == "3.90 ms [3.80-4.10]"
+    assert report.timing([0.00918, 0.00836, 0.01067]) == "9.18 ms [8.36-10.7]"
     assert report.timing([2.1268, 2.1164, 2.3753]) == "2.13 s [2.12-2.38]"
     assert report.timing([45.2e-6, 44.9e-6, 46.0e-6]) == "45.2 µs [44.9-46.0]"
     assert report.timing([8.64e-4, 8.62e-4, 8.7e-4]) == "864 µs [862-870]"
     assert report.timing([]) == "n/a" and report.timing(None) == "n/a"
-    assert report.timing([0.0999, 0.0998, 0.1001]) == "99.9 ms [99.8-100.1]"
+    assert report.timing([0.0999, 0.0998, 0.1001]) == "99.9 ms [99.8-100]"
     assert report.fraction(0.969) == "0.97" and report.fraction(None) == "n/a"
     assert device_label("cuda:0", "NVIDIA H200") == "cuda:0 (NVIDIA H200)"
 
@@ -252,7 +253,7 @@ CONTRACT = {
     "ASYNC_COMPUTATION": "devices steps t_queue t_done t_item t_numpy t_str step_size t_step_issue "
                          "t_step_gpu t_read_each_step t_read_once speedup_read_once",
     "AUTO_PARALLELISM": "mode n_gpus devices products cpu_threads job_sizes t_alone_0 t_alone_1 t_together "
-                        "parallel_eff t_copy_fresh t_copy_pageable t_copy_pinned "
+                        "parallel_eff t_profiled_shared t_profiled_busy t_copy_fresh t_copy_pageable t_copy_pinned "
                         "copy_gbps t_run t_run_copy_same_stream overlap_eff_same_stream t_run_copy_streams "
                         "overlap_eff copies_correct copies_correct_no_wait link_peak_gbps link_best_gbps "
                         "link_achieved_gbps link_best_frac link_achieved_frac fp32_peak_tflops "

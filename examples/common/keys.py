@@ -13,7 +13,7 @@ ASYNC_COMPUTATION = [
 ]
 AUTO_PARALLELISM = [
     "mode", "n_gpus", "devices", "products", "cpu_threads", "job_sizes",
-    "t_alone_0", "t_alone_1", "t_together", "parallel_eff",
+    "t_alone_0", "t_alone_1", "t_together", "parallel_eff", "t_profiled_shared", "t_profiled_busy",
     "t_copy_fresh", "t_copy_pageable", "t_copy_pinned", "copy_gbps",
     "t_run", "t_run_copy_same_stream", "overlap_eff_same_stream",
     "t_run_copy_streams", "overlap_eff", "copies_correct", "copies_correct_no_wait",

@@ -65,12 +65,14 @@ def duration(seconds: float) -> str:
 
 
 def timing(samples: Optional[Sequence[float]]) -> str:
-    """Format a timing as its median with its spread, in the median's unit: ``131 ms [130-133]``."""
+    """Format a timing as its median with its spread, in the median's unit, every number with 3
+    significant digits: ``131 ms [130-133]``, ``9.18 ms [8.36-10.7]``."""
     if not samples:
         return "n/a"
     mid, (low, high) = median(samples), spread(samples)
-    scale, unit, decimals = _unit(mid)
-    return f"{duration(mid)} [{low * scale:.{decimals}f}-{high * scale:.{decimals}f}]"
+    scale = _unit(mid)[0]
+    low, high = (f"{t * scale:.{_decimals(t * scale)}f}" for t in (low, high))
+    return f"{duration(mid)} [{low}-{high}]"
 
 
 def fraction(x: Optional[float]) -> str:

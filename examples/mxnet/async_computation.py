@@ -67,6 +67,20 @@ waits = helpers.benchmark({
 for key, samples in zip(["t_item", "t_numpy", "t_str"], waits.values()):
     report.publish_timing(key, samples)
 
+# %% tags=["wait-to-read"]
+z = np.ones((64, 64), ctx=npx.cpu(1))  # another context, its own worker
+
+
+def work_and_small():
+    work()  # 50 products on device, queued first
+    return np.tanh(z)  # small work that does not depend on them
+
+
+barriers = helpers.benchmark({
+    "tanh(z).wait_to_read()": lambda: work_and_small().wait_to_read(),
+    "npx.waitall()": lambda: (work_and_small(), npx.waitall()),
+}, device, wait=False)
+
 
 # %% tags=["frontend"]
 steps, small = 200, np.random.uniform(size=(64, 64), ctx=device)  # small

@@ -28,6 +28,8 @@ from common.stats import matmul_flops, median, overlap_efficiency, parallel_effi
 options, report = helpers.start(__doc__, AUTO_PARALLELISM)
 
 # %% tags=["setup"]
+from statistics import median
+
 import helpers  # the book's devices and timer; first, for MXNet's imports
 from mxnet import np, npx
 
@@ -67,22 +69,23 @@ times = helpers.benchmark({"job 0 alone": lambda: run(xs[0]),
                            "job 1 alone": lambda: run(xs[1]),
                            "both together": together}, devices)
 
-# %% tags=["together-harness"]
-alone_0, alone_1, both = times.values()
-parallel_eff = parallel_efficiency([median(alone_0), median(alone_1)], median(both))
-print(f"one after the other, the jobs would take {helpers.timing([a + b for a, b in zip(alone_0, alone_1)])}")
-print(f"parallel efficiency, max(alone) / together: {helpers.fraction(parallel_eff)}")
-print(f"speed-up over one after the other, per job: "
-      f"{helpers.fraction((median(alone_0) + median(alone_1)) / median(both) / 2)}")
+# %% tags=["efficiency"]
+alone = [median(times[f"job {i} alone"]) for i in (0, 1)]
+both = median(times["both together"])
+print(f"one after the other: {sum(alone) * 1e3:.0f} ms")
+print(f"parallel efficiency, max(alone) / together: {max(alone) / both:.2f}")
+print(f"speed-up per job: {sum(alone) / both / 2:.2f}")
+
+# %% tags=["efficiency-harness"]
+for key, samples in zip(("t_alone_0", "t_alone_1", "t_together"), times.values()):
+    report.publish_timing(key, samples)
+report.publish("parallel_eff", parallel_efficiency(alone, both))
 # One more run of each case under MXNet's profiler: which operators ran when, on which context.
 profiled = helpers.measure({"alone_0": lambda: run(xs[0]), "alone_1": lambda: run(xs[1]),
                             "both": together}, devices, repeats=1)
 shared, busy = helpers.overlap_seconds(profiled["both"].spans[-1])
-print(f"MXNet's profiler, both together, one more run: the jobs computed at the same\n"
-      f"  time for {helpers.duration(shared)} of {helpers.duration(busy)}")
-for key, samples in (("t_alone_0", alone_0), ("t_alone_1", alone_1), ("t_together", both)):
-    report.publish_timing(key, samples)
-report.publish("parallel_eff", parallel_eff)
+report.publish_timing("t_profiled_shared", [shared])
+report.publish_timing("t_profiled_busy", [busy])
 
 # %% tags=["timeline-devices"]
 rows = {helpers.profiler_row(d): name.split(" ")[0] for d, name in zip(devices, names)}
@@ -128,14 +131,16 @@ def run_then_copy():
 runs = helpers.benchmark({"products alone": lambda: run(xs[0]),
                           "products, then copies": run_then_copy}, gpu)
 
+# %% tags=["same-stream-overlap"]
+t_run = median(runs["products alone"])
+t_copy = median(copies["into pinned buffers"])
+t_both = median(runs["products, then copies"])
+print(f"overlap efficiency: {max(t_run, t_copy) / t_both:.2f}")
+
 # %% tags=["same-stream-harness"]
-t_run, t_same = runs.values()
-t_pinned = copies["into pinned buffers"]
-overlap_eff_same_stream = overlap_efficiency(median(t_run), median(t_pinned), median(t_same))
-print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff_same_stream)}")
-report.publish_timing("t_run", t_run)
-report.publish_timing("t_run_copy_same_stream", t_same)
-report.publish("overlap_eff_same_stream", overlap_eff_same_stream)
+report.publish_timing("t_run", runs["products alone"])
+report.publish_timing("t_run_copy_same_stream", runs["products, then copies"])
+report.publish("overlap_eff_same_stream", overlap_efficiency(t_run, t_copy, t_both))
 
 
 # %% tags=["side-stream"]
@@ -150,12 +155,12 @@ def run_and_copy(inputs):
 side = helpers.benchmark({"products, each copy queued after its product":
                           lambda: run_and_copy([xs[0]] * 50)}, gpu)
 
+t_both = median(side["products, each copy queued after its product"])
+print(f"overlap efficiency: {max(t_run, t_copy) / t_both:.2f}")
+
 # %% tags=["side-stream-harness"]
-(t_side,) = side.values()
-overlap_eff = overlap_efficiency(median(t_run), median(t_pinned), median(t_side))
-print(f"overlap efficiency, max(products, copies) / both: {helpers.fraction(overlap_eff)}")
-report.publish_timing("t_run_copy_streams", t_side)
-report.publish("overlap_eff", overlap_eff)
+report.publish_timing("t_run_copy_streams", side["products, each copy queued after its product"])
+report.publish("overlap_eff", overlap_efficiency(t_run, t_copy, t_both))
 
 # %% tags=["check"]
 correct = {}
@@ -206,11 +211,9 @@ for what, unit in (("link", "GB/s"), ("fp32", "TFLOP/s")):
 
 # %% tags=["limits-harness"]
 achieved = {"link": link_achieved,  # the copies next to the products
-            "fp32": matmul_flops(sizes[0], 50) / median(t_run) / 1e12}
+            "fp32": matmul_flops(sizes[0], 50) / t_run / 1e12}
 for what, unit in (("link", "gbps"), ("fp32", "tflops")):
     best_frac, achieved_frac = ratio(best[what], peak[what]), ratio(achieved[what], peak[what])
-    print(f"{what}: achieved {achieved[what]:.1f}, achieved / peak {helpers.fraction(achieved_frac)}, "
-          f"achieved / best {helpers.fraction(ratio(achieved[what], best[what]))}")
     report.publish_all({f"{what}_peak_{unit}": peak[what], f"{what}_best_{unit}": best[what],
                         f"{what}_achieved_{unit}": achieved[what],
                         f"{what}_best_frac": best_frac, f"{what}_achieved_frac": achieved_frac})

@@ -29,16 +29,10 @@ warnings.filterwarnings("ignore", message="Cannot decide type")
 options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option([16, 64, 256]))
 
 
-def published(key, samples):
-    """Publish the one case of ``samples`` (from helpers.benchmark) as key; return its median."""
-    (values,) = samples.values()
-    report.publish_timing(key, values)
-    return median(values)
-
-
 # %% tags=["setup"]
 import json
 import tempfile
+from statistics import median
 from pathlib import Path
 
 import helpers  # the book's devices and timer; first, for MXNet's imports
@@ -79,31 +73,51 @@ own = helpers.device_benchmark({
     "imperative, device time": lambda: gelu(x),
     "hybridized, device time": lambda: compiled(x)}, device)
 
-# %% tags=["compile-harness"]
-t_eager, t_compile, t_compiled = (published(key, samples) for key, samples in
-                                  (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)))
-t_eager_device, t_compiled_device = (published(key, {k: v}) for key, (k, v) in
-                                     zip(("t_eager_device", "t_compiled_device"), own.items()))
-speedup_compiled = speedup(t_eager, t_compiled)
-speedup_compiled_device = speedup(t_eager_device, t_compiled_device)
-saved = t_eager - t_compiled
-breakeven_calls = round(t_compile / saved) if saved > 0 else None
-print(f"speed-up of the hybridized block, called from Python: {speedup_compiled:.2f}x; "
-      f"device time alone: {speedup_compiled_device:.2f}x")
-print(f"calls until hybridizing pays off: {breakeven_calls or 'never'}")
-report.publish_all({"speedup_compiled": speedup_compiled, "speedup_compiled_device": speedup_compiled_device,
-                    "breakeven_calls": breakeven_calls, "compile_cache_warm": None})
+# %% tags=["speed-up"]
+t_eager, t_first, t_fused = (median(*c.values()) for c in (eager, first, fused))
+t_eager_dev, t_fused_dev = (median(t) for t in own.values())
+print(f"speed-up, called from Python: {t_eager / t_fused:.1f}x")
+print(f"speed-up, device time: {t_eager_dev / t_fused_dev:.1f}x")
+saved = t_eager - t_fused  # per call
+print("calls until hybridizing pays off:",
+      round(t_first / saved) if saved > 0 else "never")
+
+# %% tags=["speed-up-harness"]
+for key, samples in (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)):
+    report.publish_timing(key, *samples.values())
+for key, (label, samples) in zip(("t_eager_device", "t_compiled_device"), own.items()):
+    report.publish_timing(key, samples)
+report.publish_all({"speedup_compiled": speedup(t_eager, t_fused),
+                    "speedup_compiled_device": speedup(t_eager_dev, t_fused_dev),
+                    "breakeven_calls": round(t_first / saved) if saved > 0 else None,
+                    "compile_cache_warm": None})
+
+# %% tags=["trace"]
+class Traced(nn.HybridBlock):
+    def hybrid_forward(self, F, x):
+        print("  Python runs hybrid_forward")
+        return x * 2
+
+
+traced = Traced()
+traced.hybridize()
+for call in range(3):
+    print(f"call {call}:")
+    traced(x)
 
 # %% tags=["export"]
 net = nn.HybridSequential()
 net.add(nn.Dense(64, in_units=64), nn.Activation("tanh"))
-net.initialize(ctx=device), net.hybridize()
+net.initialize(ctx=device)
+net.hybridize()
 sample = np.random.uniform(size=(1, 64), ctx=device)
 net(sample)  # export() saves the graph of the last hybridized call
 path = Path(tempfile.mkdtemp()) / "net"  # net-symbol.json, net-0000.params
 net.export(str(path))
 nodes = json.loads(Path(f"{path}-symbol.json").read_text())["nodes"]
 print("operators:", [n["op"] for n in nodes if n["op"] != "null"])
+
+# %% tags=["export-load"]
 loaded = gluon.SymbolBlock.imports(f"{path}-symbol.json", ["data"],
                                    f"{path}-0000.params", ctx=device)
 print("same result:", bool(np.allclose(loaded(sample), net(sample))))
@@ -185,8 +199,6 @@ for n in options.sweep:
     for mode in effs:
         effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
                                               median(t[f"{mode}_both"])))
-    print(f"n={n}: parallel efficiency imperative {effs['eager'][-1]:.2f}, "
-          f"hybridized {effs['graph'][-1]:.2f}")
 report.publish_all({"sweep_sizes": options.sweep, "eager_parallel_eff": effs["eager"],
                     "graph_parallel_eff": effs["graph"],
                     "small_size": options.sweep[0], "large_size": options.sweep[-1],

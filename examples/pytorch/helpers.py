@@ -16,7 +16,10 @@ notebook) the first time they need them.
 This is the one place that puts examples/ on sys.path, so that the scripts can
 use the framework-agnostic modules in examples/common/.
 """
+import getpass
+import os
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -117,6 +120,15 @@ def try_gpu():
     device = found[0] if found else cpu()
     print(f"device: {name(device)}")
     return device
+
+
+def compile_cache():
+    """"warm" when Inductor's compile cache holds code of earlier runs (which makes compiling
+    faster), else "empty". The cache is the folder Inductor uses by default, named after the
+    user as getpass gives it, or TORCHINDUCTOR_CACHE_DIR."""
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
+    return "warm" if os.path.isdir(folder) and any(os.scandir(folder)) else "empty"
 
 
 def gpu():

@@ -19,9 +19,6 @@ and exports on the CPU, then says so and stops where the graphs begin.
 """
 
 # %% tags=["harness"]
-import getpass
-import os
-import tempfile
 import warnings
 
 import helpers
@@ -36,22 +33,12 @@ warnings.filterwarnings("ignore", message="The given buffer is not writable", ca
 warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores", category=UserWarning)
 
 options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option(SWEEP))
-# Inductor's compile cache, in the folder Inductor uses by default (named after the user, as
-# getpass gives it): code compiled by earlier runs makes compiling faster.
-cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
-    tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
-cache_warm = os.path.isdir(cache) and any(os.scandir(cache))
-
-
-def published(key, samples):
-    """Publish the one case of ``samples`` (from helpers.benchmark) as key; return its median."""
-    (values,) = samples.values()
-    report.publish_timing(key, values)
-    return median(values)
+cache_warm = helpers.compile_cache() == "warm"  # before this run compiles anything
 
 
 # %% tags=["setup"]
 import tempfile
+from statistics import median
 from pathlib import Path
 
 import torch
@@ -76,6 +63,7 @@ eager = helpers.benchmark({"eager, one operation at a time": lambda: gelu(x)},
                           device)
 
 # %% tags=["compile"]
+print("compile cache:", helpers.compile_cache())  # empty, or warm
 compiled = torch.compile(gelu)  # TorchDynamo captures, Inductor generates code
 first = helpers.benchmark({"first call (compiles)": lambda: compiled(x)},
                           device, repeats=1, warmup=0)
@@ -85,21 +73,24 @@ own = helpers.device_benchmark({"eager, device time": lambda: gelu(x),
                                 "compiled, device time": lambda: compiled(x)},
                                device)
 
-# %% tags=["compile-harness"]
-t_eager, t_compile, t_compiled = (published(key, samples) for key, samples in
-                                  (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)))
-t_eager_device, t_compiled_device = (published(key, {k: v}) for key, (k, v) in
-                                     zip(("t_eager_device", "t_compiled_device"), own.items()))
-speedup_compiled = speedup(t_eager, t_compiled)
-speedup_compiled_device = speedup(t_eager_device, t_compiled_device)
-saved = t_eager - t_compiled
-breakeven_calls = round(t_compile / saved) if saved > 0 else None
-print(f"compile cache before the first call: {'code of earlier runs' if cache_warm else 'empty'}")
-print(f"speed-up of the compiled function, called from Python: {speedup_compiled:.2f}x; "
-      f"device time alone: {speedup_compiled_device:.2f}x")
-print(f"calls until compiling pays off: {breakeven_calls or 'never'}")
-report.publish_all({"speedup_compiled": speedup_compiled, "speedup_compiled_device": speedup_compiled_device,
-                    "breakeven_calls": breakeven_calls, "compile_cache_warm": cache_warm})
+# %% tags=["speed-up"]
+t_eager, t_first, t_fused = (median(*c.values()) for c in (eager, first, fused))
+t_eager_dev, t_fused_dev = (median(t) for t in own.values())
+print(f"speed-up, called from Python: {t_eager / t_fused:.1f}x")
+print(f"speed-up, device time: {t_eager_dev / t_fused_dev:.1f}x")
+saved = t_eager - t_fused  # per call
+print("calls until compiling pays off:",
+      round(t_first / saved) if saved > 0 else "never")
+
+# %% tags=["speed-up-harness"]
+for key, samples in (("t_eager", eager), ("t_compile", first), ("t_compiled", fused)):
+    report.publish_timing(key, *samples.values())
+for key, (label, samples) in zip(("t_eager_device", "t_compiled_device"), own.items()):
+    report.publish_timing(key, samples)
+report.publish_all({"speedup_compiled": speedup(t_eager, t_fused),
+                    "speedup_compiled_device": speedup(t_eager_dev, t_fused_dev),
+                    "breakeven_calls": round(t_first / saved) if saved > 0 else None,
+                    "compile_cache_warm": cache_warm})
 
 # %% tags=["export"]
 net = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Tanh())
@@ -109,6 +100,8 @@ path = Path(tempfile.mkdtemp()) / "net.pt2"
 torch.export.save(program, path)
 print("operators:", [str(n.target) for n in program.graph.nodes
                      if n.op == "call_function"])
+
+# %% tags=["export-load"]
 loaded = torch.export.load(path).module()
 print("same result:", torch.allclose(loaded(sample), net(sample)))
 
@@ -158,8 +151,8 @@ first_ro = helpers.benchmark(
 ro = helpers.benchmark({"compiled loop": lambda: automatic(y0, w)}, gpu)
 
 # %% tags=["reduce-overhead-harness"]
-published("t_ro_compile", first_ro)
-published("t_loop_reduce_overhead", ro)
+for key, samples in (("t_ro_compile", first_ro), ("t_loop_reduce_overhead", ro)):
+    report.publish_timing(key, *samples.values())
 
 
 # %% tags=["streams"]
@@ -174,6 +167,18 @@ def two_streams(jobs, main, sides):
         main.wait_stream(side)  # main (and a capture) ends after both
     return outs
 
+
+# %% tags=["streams-time"]
+main = torch.cuda.current_stream()
+sides = [torch.cuda.Stream() for _ in range(2)]  # one stream per job
+jobs = [lambda: loop(y0, w), lambda: loop(y0, w)]  # two jobs of 200 steps
+two_streams(jobs, main, sides)  # warm-up before the capture
+both = torch.cuda.CUDAGraph()
+with torch.cuda.graph(both):  # the capture forks both side streams
+    two_streams(jobs, torch.cuda.current_stream(), sides)
+t = helpers.benchmark({"one job, one graph replay": graph.replay,
+                       "two jobs, eager": lambda: two_streams(jobs, main, sides),
+                       "two jobs, one graph replay": both.replay}, gpu)
 
 # %% tags=["streams-harness"]
 def chain(n):
@@ -231,7 +236,6 @@ def timeline(jobs, sides, in_graph):
     return spans(origin, marks)
 
 
-sides = [torch.cuda.Stream(gpu) for _ in range(2)]
 effs = {"eager": [], "graph": []}
 matches = []
 for n in options.sweep:
@@ -244,8 +248,6 @@ for n in options.sweep:
     for mode in effs:
         effs[mode].append(parallel_efficiency([median(t[f"{mode}_alone"])],
                                               median(t[f"{mode}_both"])))
-    print(f"n={n}: parallel efficiency eager {effs['eager'][-1]:.2f}, "
-          f"one graph {effs['graph'][-1]:.2f}")
     joint.replay()
     matches.append(all(torch.allclose(a, b, atol=1e-5) for a, b in zip(eager_outs, joint_outs)))
     if n == options.sweep[0]:
