@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import tokenize
 from pathlib import Path
 
@@ -20,6 +21,9 @@ from recordings import all_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html" / "tr"
+sys.path.insert(0, str(ROOT / "examples"))
+
+from common.i18n import TEXTS  # noqa: E402  (the figures' and the sweep tables' words)
 
 # A form the Turkish book does not use, and the glossary's term for it (docs/tr/glossary.rst says why).
 REJECTED = {
@@ -64,13 +68,14 @@ def catalog_texts(path: Path) -> str:
 
 def turkish_texts() -> dict[str, str]:
     """Every Turkish text that the book's sources hold: the pages, the catalogs of the chrome and of the
-    code's comments, and the page scripts' words."""
+    code's comments, the page scripts' words, and the words of the figures and the sweep's tables."""
     texts = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
              for path in sorted((ROOT / "docs" / "tr").rglob("*.rst"))}
     texts |= {path.relative_to(ROOT).as_posix(): catalog_texts(path)
               for path in sorted((ROOT / "conf" / "locale" / "tr").rglob("*.po"))}
     js = ROOT / "conf" / "_static" / "turkish-ui.js"
     texts[js.relative_to(ROOT).as_posix()] = " ".join(re.findall(r'"([^"]*)"', js.read_text(encoding="utf-8")))
+    texts["examples/common/i18n.py"] = "\n".join(TEXTS["tr"].values())
     return texts
 
 
@@ -87,7 +92,7 @@ def test_the_term_check_notices_every_rejected_form():
 
 
 def test_turkish_pages_and_catalogs_use_the_glossarys_terms():
-    """No Turkish page, catalog or page script holds a form that the glossary rejects."""
+    """No Turkish page, catalog, page script, figure or table title holds a form that the glossary rejects."""
     problems = [f"{name}: {term}" for name, text in turkish_texts().items() for term in rejected_terms(text)]
     assert not problems, "\n".join(problems)
 
