@@ -14,6 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from book_facts import ExampleUse, tree_facts
+from code_comments import translate
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,14 +80,15 @@ def script_cells(framework: str, name: str) -> dict[str, str]:
 
 def expected_blocks(use: ExampleUse, framework: str, lang: str, first_use: bool) -> list[tuple[str, str]]:
     """What one framework's tab of an example must show, top to bottom: for each cell in the order the
-    page names them, its code as the script has it (unless :hide-code:), then that cell's own recorded
+    page names them, its code as the script has it, comments in the book's language (unless
+    :hide-code:), then that cell's own recorded
     outputs; a note when the tab would show nothing else; on the page's first use of the example in this
     framework, the stamp and then the downloads."""
     recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{use.name}"))
     blocks = []
     for tag in use.cells:
         if not use.hide_code:
-            blocks.append(("code", normalised(script_cells(framework, use.name)[tag])))
+            blocks.append(("code", normalised(translate(script_cells(framework, use.name)[tag], lang, strict=True))))
         blocks += output_blocks(recording.cell(tag), lang)
     if not blocks:
         blocks.append(("nothing", ""))

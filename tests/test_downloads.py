@@ -18,6 +18,7 @@ import pytest
 from bs4 import BeautifulSoup
 from packaging.version import Version
 
+from code_comments import translate, translate_notebook
 from downloads import TORCH_CPU_INDEX
 from pip_resolution import (
     CUDA_PACKAGE,
@@ -59,12 +60,14 @@ def tab_downloads(lang: str) -> dict[tuple[str, str], list[Path]]:
 
 
 @pytest.fixture(scope="module", params=LANGUAGES)
-def downloads(request) -> dict[tuple[str, str], list[Path]]:
-    return tab_downloads(request.param)
+def downloads(request) -> tuple[str, dict[tuple[str, str], list[Path]]]:
+    """A book's language, and its downloads."""
+    return request.param, tab_downloads(request.param)
 
 
 def test_every_example_tab_offers_a_zip_and_the_notebook(downloads):
     """Each example that a book shows offers, in each framework's tab, one zip and one notebook."""
+    _lang, downloads = downloads
     examples = {name for _, name in downloads}
     assert examples, "no example tab offers a download"
     for framework in FRAMEWORKS:
@@ -76,16 +79,22 @@ def test_every_example_tab_offers_a_zip_and_the_notebook(downloads):
 
 
 def test_each_tab_serves_its_own_framework(downloads):
-    """The PyTorch tab's zip holds the PyTorch script and the MXNet tab's the MXNet one, byte for byte,
-    and the notebook is that framework's recording."""
+    """The PyTorch tab's zip holds the PyTorch script and the MXNet tab's the MXNet one, and the notebook
+    is that framework's recording: in the English book byte for byte, in the Turkish book with the
+    comments and docstrings that its pages show in Turkish, and nothing else changed."""
+    lang, downloads = downloads
     for (framework, name), files in downloads.items():
         example = Example.parse(ROOT / "examples", f"{framework}/{name}")
         archive = next(p for p in files if p.suffix == ".zip")
+        script = translate(example.script.read_text(encoding="utf-8"), lang)
         with zipfile.ZipFile(archive) as opened:
-            assert opened.read(example.script.name) == example.script.read_bytes(), (
-                f"{archive.name} does not hold examples/{framework}/{name}.py")
+            assert opened.read(example.script.name).decode() == script, (
+                f"{archive.name} does not hold examples/{framework}/{name}.py with its {lang} comments")
+            helpers = (example.script.parent / "helpers.py").read_text(encoding="utf-8")
+            assert opened.read("helpers.py").decode() == translate(helpers, lang), f"{archive.name}: helpers.py"
         notebook = json.loads(next(p for p in files if p.suffix == ".ipynb").read_text(encoding="utf-8"))
-        assert notebook == load_recording(example).notebook, f"{framework}/{name}: not its recording"
+        recording = translate_notebook(load_recording(example).notebook, lang)
+        assert notebook == recording, f"{framework}/{name}: not its recording with its {lang} comments"
 
 
 def zip_texts(archive: Path) -> tuple[str, str]:
@@ -107,6 +116,7 @@ def test_zip_names_what_to_install(downloads):
     the install line chooses the build), and matplotlib, which the figures need; its README names
     Python 3.11 and 3.12, gives the install lines (PyTorch: without and with a GPU) and how to run."""
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    _lang, downloads = downloads
     for (framework, name), files in downloads.items():
         readme, requirements = zip_texts(next(p for p in files if p.suffix == ".zip"))
         pins = pins_for(requirements, here)
@@ -198,10 +208,11 @@ def test_the_gpu_line_finds_the_pinned_torch_on_pypi_for_each_python():
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_zip_runs_from_an_empty_folder(framework, tmp_path):
-    """Every zip of the English book, unpacked alone into an empty folder, runs there on the CPU with a
-    tiny size (the Turkish book's zips hold the same files: the test above compares the scripts)."""
+    """Every zip of the Turkish book, unpacked alone into an empty folder, runs there on the CPU with a
+    tiny size: its comments and docstrings are Turkish, its code is the script's (the English book's zips
+    hold the scripts themselves, byte for byte: the test above compares them)."""
     zips = {name: next(p for p in files if p.suffix == ".zip")
-            for (f, name), files in tab_downloads("en").items() if f == framework}
+            for (f, name), files in tab_downloads("tr").items() if f == framework}
     assert zips, f"no {framework} zip to run"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EXAMPLE_ARGS")}
     env["MPLBACKEND"] = "Agg"

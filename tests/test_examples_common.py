@@ -221,7 +221,8 @@ def test_finish_publishes_none_for_missing_keys_and_json_is_the_only_output(caps
 
 def test_sweep_table_writes_every_time_in_ms_and_copy_columns_only_with_copies():
     """One unit per column (no 0.0011 s under 897.6 µs), 3 significant digits (never 130.975, which a
-    Turkish reader takes for thousands), and no column of n/a on a device without copies."""
+    Turkish reader takes for thousands), and no column of n/a on a device without copies; in Turkish,
+    Turkish titles and decimal commas."""
     from common import report
     gpu_row = {"one": 0.0008976, "two": 0.0018, "parallel_eff": 0.5, "copy": 0.0003522, "both": 0.0012,
                "overlap_eff": 0.739}
@@ -231,6 +232,10 @@ def test_sweep_table_writes_every_time_in_ms_and_copy_columns_only_with_copies()
     assert lines[2].split()[1] == "131"
     cpu = report.sweep_table({64: {**gpu_row, "copy": None, "both": None, "overlap_eff": None}}, copies=False)
     assert "copy" not in cpu and "n/a" not in cpu and cpu.splitlines()[1].split() == ["64", "0.90", "1.80", "0.50"]
+    turkish = report.sweep_table({4000: {**gpu_row, "one": 0.1309}}, copies=True, lang="tr").splitlines()
+    assert turkish[0].strip().split("  ") == ["boyut", "tek iş (ms)", "ikisi birlikte (ms)", "paralel verim", "kopya (ms)",
+                                      "çarpım+kopya (ms)", "örtüşme verimi"]
+    assert turkish[1].split() == ["4000", "131", "1,80", "0,50", "0,35", "1,20", "0,74"]
 
 
 def test_formatting():
@@ -364,6 +369,21 @@ def test_figure_is_drawn_in_every_language_with_its_metadata(tmp_path, monkeypat
     assert all(base64.b64decode(d["image/png"]).startswith(PNG) for d, _ in shown)
     assert paths == [tmp_path / "sweep.en.png", tmp_path / "sweep.tr.png"]
     assert paths[1].read_bytes().startswith(PNG) and paths[0].read_bytes() != paths[1].read_bytes()
+
+
+def test_a_text_is_printed_in_english_by_a_script_and_shown_in_every_language_in_a_kernel(monkeypatch, capsys):
+    """The sweep's tables: a script prints the English one; in a kernel each language's is one output
+    whose metadata book_language picks the book."""
+    import IPython.display
+    shown = []
+    rep = make_report()
+    rep.text(lambda lang: f"table in {lang}")
+    assert capsys.readouterr().out == "table in en\n"
+    monkeypatch.setattr(report, "in_kernel", lambda: True)
+    monkeypatch.setattr(IPython.display, "display", lambda data, raw, metadata: shown.append((data, metadata)))
+    rep.text(lambda lang: f"table in {lang}")
+    assert shown == [({"text/plain": "table in en"}, {"book_language": "en"}),
+                     ({"text/plain": "table in tr"}, {"book_language": "tr"})]
 
 
 # Drawing ---------------------------------------------------------------------

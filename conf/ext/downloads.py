@@ -6,13 +6,16 @@ requirements.txt pins versions known to work with the script, never the recordin
 import or that the stamp names, at the version of the book's requirements.txt, with which ``make
 test`` runs every zip on Python 3.11; from the Pythons that ``download_pins_since`` names on, its
 versions take their place (a pin without a wheel there). The README names those Pythons and gives
-the install line without a GPU and the one with an NVIDIA GPU.
+the install line without a GPU and the one with an NVIDIA GPU. In a book of another language than
+the code's, the zip's Python files and the notebook carry the comments and docstrings that the book's
+catalog translates (``code_comments.py``), as its pages show them; the code itself is the same.
 """
 
 from __future__ import annotations
 
 import ast
 import io
+import json
 import sys
 import textwrap
 import zipfile
@@ -23,6 +26,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 from sphinx.locale import _
 
+from code_comments import translate, translate_notebook
 from recordings import FRAMEWORK_TITLES, Example
 
 # Modules that only a Jupyter kernel imports (the recording's glue and figures), and pip names that
@@ -40,7 +44,8 @@ class DownloadError(Exception):
 
 
 def download_files(env, recording) -> tuple[Path, Path]:
-    """The zip and the notebook of an example, made once per build in the doctree folder."""
+    """The zip and the notebook of an example, made once per build in the doctree folder, with the code's
+    comments in the book's language."""
     example = recording.example
     folder = Path(env.app.doctreedir) / "example-downloads" / example.framework
     folder.mkdir(parents=True, exist_ok=True)
@@ -50,14 +55,15 @@ def download_files(env, recording) -> tuple[Path, Path]:
     if stem not in made:
         config = env.config
         files = {p.relative_to(example.examples_dir / example.framework).as_posix()
-                 if p.parent == example.script.parent else p.relative_to(example.examples_dir).as_posix(): p.read_bytes()
+                 if p.parent == example.script.parent else p.relative_to(example.examples_dir).as_posix():
+                 translate(p.read_text(encoding="utf-8"), config.language).encode("utf-8")
                  for p in example.sources()}
         packages = imported_packages(files) | set(recording.stamp["versions"]) - {"python"}
         pins = book_pins(Path(config.download_pins_from))
         files["requirements.txt"] = requirements(example.framework, packages, pins, config.download_pins_since).encode()
         files["README.txt"] = readme(example, config.project, config.download_pythons, recording.stamp["versions"]).encode()
         write_zip(archive, files)
-        write_if_changed(notebook, example.recording.read_bytes())
+        write_if_changed(notebook, notebook_bytes(recording.notebook, config.language))
         made.add(stem)
     return archive, notebook
 
@@ -159,6 +165,12 @@ def readme(example: Example, book: str, pythons: list[str], recorded: dict) -> s
     wrapped = [text if text.startswith("    ") else textwrap.fill(text, README_WIDTH, break_on_hyphens=False)
                for text in paragraphs]
     return "\n\n".join(wrapped) + "\n"
+
+
+def notebook_bytes(notebook: dict, language: str) -> bytes:
+    """The recorded notebook with its comments in ``language``, written as nbformat writes it."""
+    text = json.dumps(translate_notebook(notebook, language), indent=1, ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
 
 
 def write_zip(path: Path, files: dict[str, bytes]) -> None:

@@ -20,7 +20,8 @@ never shows code that differs from ``examples/``. A stale or missing recording f
 shown cells import, in both frameworks' tabs. A page's first tab of each example and framework
 carries the stamp and two downloads (``downloads.py``): a zip that runs from an empty folder, and the
 executed notebook.
-The Turkish book writes measured numbers with a decimal comma.
+The Turkish book writes measured numbers with a decimal comma, and shows the code's comments and
+docstrings in Turkish (``code_comments.py``); a shown comment without a translation fails the build.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from sphinx.errors import ExtensionError
 from sphinx.locale import _
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from code_comments import SOURCE_LANGUAGE, TranslationError, catalog_path, translate
 from downloads import DownloadError, download_files
-from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, load_recording
+from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, all_examples, load_recording
 
 
 def recording_for(env, framework: str, name: str):
@@ -113,11 +115,12 @@ def image_rst(data: dict, alt: str) -> list[str]:
 
 
 def cell_rst(cell: dict, alt: str, language: str, show_code: bool = True) -> list[str]:
-    """The rST for one cell: its code (unless hidden), then each of its outputs in this language."""
+    """The rST for one cell: its code (unless hidden) with its comments in this language, then each of
+    its outputs in this language."""
     lines = []
     if show_code:
         lines = [".. code-block:: python", "   :class: example-code", ""]
-        lines += textwrap.indent("".join(cell["source"]), "   ").splitlines() + [""]
+        lines += textwrap.indent(translate("".join(cell["source"]), language, strict=True), "   ").splitlines() + [""]
     for output in chosen_outputs(cell, language):
         kind = output["output_type"]
         data = output.get("data", {})
@@ -173,11 +176,12 @@ class ExampleDirective(SphinxDirective):
                 body = [line for tag in tags for line in cell_rst(recording.cell(tag), alt, language, show_code)]
                 if any(line.startswith(".. image::") for line in body) and not alt:
                     raise RecordingError(f"cells {' '.join(tags)} draw images: give them :alt: text")
-            except RecordingError as err:
+            except (RecordingError, TranslationError) as err:
                 raise self.error(f"example {framework}/{name}: {err}") from None
             shows_something = shows_something or bool(body)
             for path in recording.example.sources() + [recording.example.recording]:
                 self.env.note_dependency(str(path))
+            note_catalog_dependency(self.env)
             if not body:  # hidden cells that print nothing in this framework: say so, not an empty tab
                 body = [".. rst-class:: example-nothing", "",
                         _("The %s version prints nothing here.") % FRAMEWORK_TITLES[framework], ""]
@@ -208,6 +212,12 @@ class ExampleDirective(SphinxDirective):
                 ".. rst-class:: example-download", "", " · ".join(links), ""]
 
 
+def note_catalog_dependency(env) -> None:
+    """Rebuild a page that shows code when the catalog of its comments changes."""
+    if env.config.language != SOURCE_LANGUAGE:
+        env.note_dependency(str(catalog_path(env.config.language)))
+
+
 def helper_source(examples_dir: Path, framework: str, name: str) -> str:
     """The source of the function ``name`` in a framework's helpers.py, as the file writes it."""
     path = examples_dir / framework / "helpers.py"
@@ -221,7 +231,7 @@ def helper_source(examples_dir: Path, framework: str, name: str) -> str:
 class HelperDirective(SphinxDirective):
     """Framework tabs that show one function of the helpers the shown cells import, from
     ``examples/<framework>/helpers.py`` itself (``.. helper:: benchmark``): the page shows the
-    code that runs, and the program of the page imports it."""
+    code that runs, and the program of the page imports it; its comments in the book's language."""
 
     required_arguments = 1
 
@@ -231,10 +241,11 @@ class HelperDirective(SphinxDirective):
         lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
         for framework in FRAMEWORKS:
             try:
-                source = helper_source(examples_dir, framework, name)
-            except RecordingError as err:
-                raise self.error(f"helper {name}: {err}") from None
+                source = translate(helper_source(examples_dir, framework, name), self.env.config.language, strict=True)
+            except (RecordingError, TranslationError) as err:
+                raise self.error(f"helper {framework}/{name}: {err}") from None
             self.env.note_dependency(str(examples_dir / framework / "helpers.py"))
+            note_catalog_dependency(self.env)
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", "",
                       "      .. code-block:: python", "         :class: helper-code",
                       "         :caption: " + _("%s, from helpers.py: the program imports it; "
@@ -302,8 +313,6 @@ class MeasuredRole(SphinxRole):
 
 def check_all_recordings(app: Sphinx) -> None:
     """Fail early, listing every example whose recording is missing or stale."""
-    from recordings import all_examples
-
     problems = []
     for example in all_examples(Path(app.config.examples_dir)):
         try:

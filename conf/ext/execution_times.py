@@ -22,7 +22,7 @@ from sphinx.locale import _
 from sphinx.util.docutils import SphinxDirective
 
 from downloads import book_pins
-from example_cells import recording_for, stamp_text
+from example_cells import local_number, recording_for, stamp_text
 from recordings import FRAMEWORK_TITLES, all_examples
 
 
@@ -58,13 +58,13 @@ class ExecutionTimes(SphinxDirective):
         rows.sort(key=lambda row: -row[0])
         headers = [_("Example"), _("Framework"), _("Run time (s)"), _("Record step, wall (s)"), _("Recorded run")]
         cells = [[example.script.name, FRAMEWORK_TITLES[example.framework], self.seconds(runtime),
-                  self.record_step(stamp["record_step"]), stamp_text(stamp)] for runtime, example, stamp in rows]
+                  self.record_step(stamp["record_step"]), stamp_text(stamp, self.env.config.language)]
+                 for runtime, example, stamp in rows]
         return [text_table("execution-times", headers, (3, 2, 2, 3, 8), cells)]
 
     def seconds(self, value: float) -> str:
         """``12.3``; in the Turkish book ``12,3``."""
-        text = f"{value:.1f}"
-        return text.replace(".", ",") if self.env.config.language == "tr" else text
+        return local_number(f"{value:.1f}", self.env.config.language)
 
     def record_step(self, step: dict) -> str:
         text = _("%(wall)s (examples: %(count)d)") % {"wall": self.seconds(step["wall_s"]),

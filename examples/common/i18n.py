@@ -2,8 +2,8 @@
 
 Every figure is drawn once per book language (``Report.figure(draw, name)``
 calls ``draw(lang)``); the book shows the one that matches the page. Turkish
-figures use the terms of the book's glossary, "sn" for seconds and a decimal
-comma.
+figures use the terms of the book's glossary, "sn" for seconds, a decimal
+comma and × in sizes. The sweep's tables are printed in both languages too.
 """
 from typing import Dict
 
@@ -20,7 +20,7 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "copy_stream": "copy stream",
         "product": "product",
         "copy": "copy",
-        "matrix_size": "matrix size n (n x n)",
+        "matrix_size": "matrix size n (n × n)",
         "efficiency": "efficiency",
         "fully_parallel": "fully parallel",
         "one_after_another": "one after another",
@@ -36,11 +36,11 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "together": "iki iş birlikte",
         "one_stream": "önce çarpımlar, sonra kopyalar, tek akışta",
         "side_stream": "yan akışta, sabitlenmiş belleğe kopyalar",
-        "compute_stream": "hesap akışı",
-        "copy_stream": "kopya akışı",
+        "compute_stream": "hesaplama akışı",
+        "copy_stream": "kopyalama akışı",
         "product": "çarpım",
         "copy": "kopya",
-        "matrix_size": "matris boyutu n (n x n)",
+        "matrix_size": "matris boyutu n (n × n)",
         "efficiency": "verim",
         "fully_parallel": "tamamen paralel",
         "one_after_another": "biri ötekinden sonra",
@@ -74,15 +74,29 @@ def localize_axis(axis, lang: str) -> None:
 
 # Texts of further examples follow below.
 TEXTS["en"].update({
+    "sweep_size": "size",
+    "sweep_one": "one job (ms)",
+    "sweep_two": "two at once (ms)",
+    "sweep_parallel_eff": "parallel eff",
+    "sweep_copy": "copy (ms)",
+    "sweep_both": "run+copy (ms)",
+    "sweep_overlap_eff": "overlap eff",
     "time_ms": "time (ms)",
-    "hybridize_title": "Two jobs of {n}x{n} products on two streams of one GPU",
+    "hybridize_title": "Two jobs of {n}×{n} products on two streams of one GPU",
     "hybridize_eager": "eager: one Python thread queues both jobs",
     "hybridize_graph": "one CUDA graph: both jobs launched at once",
     "hybridize_stream": "stream {i}",
 })
 TEXTS["tr"].update({
+    "sweep_size": "boyut",
+    "sweep_one": "tek iş (ms)",
+    "sweep_two": "ikisi birlikte (ms)",
+    "sweep_parallel_eff": "paralel verim",
+    "sweep_copy": "kopya (ms)",
+    "sweep_both": "çarpım+kopya (ms)",
+    "sweep_overlap_eff": "örtüşme verimi",
     "time_ms": "zaman (ms)",
-    "hybridize_title": "Bir GPU'nun iki akışında {n}x{n} çarpımlardan oluşan iki iş",
+    "hybridize_title": "Bir GPU'nun iki akışında iki iş: {n}×{n} matris çarpımları",
     "hybridize_eager": "anında yürütme: tek Python iş parçacığı iki işi kuyruğa ekler",
     "hybridize_graph": "tek CUDA çizgesi: iki iş birlikte başlatılır",
     "hybridize_stream": "akış {i}",

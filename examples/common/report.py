@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-from common.i18n import LANGUAGES
+from common.i18n import LANGUAGES, number, text
 from common.keys import published, spread_key, unit
 from common.options import in_kernel
 from common.stats import median, spread
@@ -40,20 +40,21 @@ def _unit(t: float) -> tuple[float, str, int]:
     return scale, unit, _decimals(t * scale)
 
 
-# The columns of the sweep table: title, key of a row, how to write its value.
-SWEEP_COLUMNS = [("one job (ms)", "one", "ms"), ("two at once (ms)", "two", "ms"),
-                 ("parallel eff", "parallel_eff", "ratio"), ("copy (ms)", "copy", "ms"),
-                 ("run+copy (ms)", "both", "ms"), ("overlap eff", "overlap_eff", "ratio")]
+# The columns of the sweep table: key of a row (its title is the figure text "sweep_<key>"), and how
+# to write its value.
+SWEEP_COLUMNS = [("one", "ms"), ("two", "ms"), ("parallel_eff", "ratio"), ("copy", "ms"), ("both", "ms"),
+                 ("overlap_eff", "ratio")]
 
 
-def sweep_table(rows: dict, copies: bool) -> str:
-    """The sweep's rows ({size: row}) as a table, every time in ms with 3 significant digits (never
-    a number that reads like thousands, such as 130.975); the copy columns only with ``copies``."""
-    columns = [c for c in SWEEP_COLUMNS if copies or c[1] not in ("copy", "both", "overlap_eff")]
-    lines = ["  ".join([f"{'size':>6}"] + [f"{title:>{len(title)}}" for title, _, _ in columns])]
+def sweep_table(rows: dict, copies: bool, lang: str = "en") -> str:
+    """The sweep's rows ({size: row}) as a table in ``lang``, every time in ms with 3 significant digits
+    (never a number that reads like thousands, such as 130.975); the copy columns only with ``copies``."""
+    columns = [(text(lang, f"sweep_{key}"), key, how) for key, how in SWEEP_COLUMNS
+               if copies or key not in ("copy", "both", "overlap_eff")]
+    lines = ["  ".join([f"{text(lang, 'sweep_size'):>6}"] + [title for title, _, _ in columns])]
     for size, row in rows.items():
-        cells = [f"{row[key] * 1e3:.{_decimals(row[key] * 1e3)}f}" if how == "ms" else fraction(row[key])
-                 for _, key, how in columns]
+        cells = [number(row[key] * 1e3, lang, f".{_decimals(row[key] * 1e3)}f") if how == "ms"
+                 else fraction(row[key], lang) for _, key, how in columns]
         lines.append("  ".join([f"{size:>6}"] + [f"{cell:>{len(title)}}" for cell, (title, _, _) in zip(cells, columns)]))
     return "\n".join(lines)
 
@@ -75,9 +76,9 @@ def timing(samples: Optional[Sequence[float]]) -> str:
     return f"{duration(mid)} [{low}-{high}]"
 
 
-def fraction(x: Optional[float]) -> str:
-    """Format an efficiency or a fraction: ``0.97`` (``n/a`` for None)."""
-    return "n/a" if x is None else f"{x:.2f}"
+def fraction(x: Optional[float], lang: str = "en") -> str:
+    """Format an efficiency or a fraction: ``0.97``, in Turkish ``0,97`` (``n/a`` for None)."""
+    return "n/a" if x is None else number(x, lang, ".2f")
 
 
 def plain(value: Any) -> Any:
@@ -165,6 +166,17 @@ class Report:
                 display({"image/png": base64.b64encode(png.getvalue()).decode("ascii"),
                          "text/plain": f"<figure {name} ({lang})>"},
                         raw=True, metadata={"book_language": lang})
+
+    def text(self, write: Callable[[str], str]) -> None:
+        """Print a text in every book language, like a figure: ``write(lang)`` returns it in ``lang``.
+        A script prints the English one; in a kernel each is an output whose metadata ``book_language``
+        says which book shows it."""
+        if not in_kernel():
+            print(write("en"))
+            return
+        from IPython.display import display
+        for lang in LANGUAGES:
+            display({"text/plain": write(lang)}, raw=True, metadata={"book_language": lang})
 
     def finish(self) -> Dict[str, Any]:
         """Publish None for keys never published; return every value in the order of the keys

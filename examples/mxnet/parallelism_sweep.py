@@ -106,7 +106,7 @@ table = {}  # (device, size) -> row
 for d in devices:
     rows = {n: measure_size(d, n) for n in sizes[d]}
     table.update({(d, n): row for n, row in rows.items()})
-    print(f"{helpers.name(d)}:\n{sweep_table(rows, copies=d in gpus)}")
+    report.text(lambda lang: f"{helpers.name(d)}:\n{sweep_table(rows, d in gpus, lang)}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
 report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],

@@ -120,7 +120,7 @@ for d in devices:
     streams = [torch.cuda.Stream(d) for _ in range(2)] if d.type == "cuda" else None
     rows = {n: measure_size(d, n, streams) for n in sizes[d]}
     table.update({(d, n): row for n, row in rows.items()})
-    print(f"{helpers.name(d)}:\n{sweep_table(rows, copies=d.type == 'cuda')}")
+    report.text(lambda lang: f"{helpers.name(d)}:\n{sweep_table(rows, d.type == 'cuda', lang)}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
 report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],

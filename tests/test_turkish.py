@@ -1,0 +1,211 @@
+"""The Turkish book speaks Turkish: the glossary's terms, decimal commas in the numbers it renders, Turkish
+comments in the code it shows, and no program output whose number reads as thousands.
+
+``make test`` builds the books first into _build/html.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+from bs4 import BeautifulSoup
+
+from code_comments import TranslationError, spans, translate, unused_messages
+from recordings import all_examples
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html" / "tr"
+sys.path.insert(0, str(ROOT / "examples"))
+
+from common.i18n import TEXTS  # noqa: E402  (the figures' and the sweep tables' words)
+
+# A form the Turkish book does not use, and the glossary's term for it (docs/tr/glossary.rst says why).
+REJECTED = {
+    r"senkron": "eşzamansız, eşzamanlamak",
+    r"buyurgan": "buyuru",
+    r"kuyrukla(n|d|m|y)": "kuyruğa eklemek",
+    r"eleman (bazında|bazlı|düzeyinde)|eleman ?başına işlem": "eleman yönlü",
+    r"mini[- ](grup|yığın|batch)": "minigrup",
+    r"tensör (birim|çekirdeğ)": "Tensor Core",
+    r"(?<!akış )çoklu işlemci": "akış çoklu işlemcisi (SM)",
+    r"\bhesap akış|\bkopya akış": "hesaplama akışı, kopyalama akışı",
+    r"hesaplamalı performans|hesaplama başarım": "Hesaplama Performansı",
+    r"(ön|arka) ?işlemci|ön[- ]yüz|arka[- ]yüz|ön-uç|arka-uç": "ön uç, arka uç",
+    r"\bengel\b|\bengeller": "bariyer",
+    r"çalışan iş parçacığı": "işçi iş parçacığı",
+    r"\bmod(u|unda|unu|da|a)?\b": "kip",
+    r"\d ?x ?\d|\bn x n\b": "× (64×64, n × n)",
+    r"\d\s*s\b(?!\.)|\(s\)": "sn",
+}
+REJECTED_EXAMPLES = ["asenkron", "buyurgan programlama", "kuyruklanan", "eleman bazında işlem", "mini-grup",
+                     "tensör birimi", "çoklu işlemci sayısı", "hesap akışı", "Hesaplamalı Performans",
+                     "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 s", "zaman (s)"]
+
+
+# The glossary names the forms it rejects with its role ``rejected`` (struck through).
+NAMED_AS_REJECTED = re.compile(r":rejected:`[^`]*`")
+
+
+def rejected_terms(text: str) -> list[str]:
+    """Each rejected form in ``text``, with the term to use instead; the glossary's own mentions of them
+    (``:rejected:`asenkron```) aside."""
+    text = NAMED_AS_REJECTED.sub("", text)
+    return [f"{found.group(0)!r} (write {term})" for pattern, term in REJECTED.items()
+            for found in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def catalog_texts(path: Path) -> str:
+    """The Turkish texts of a message catalog."""
+    with path.open("rb") as handle:
+        return "\n".join(message.string for message in read_po(handle) if message.id)
+
+
+def turkish_texts() -> dict[str, str]:
+    """Every Turkish text that the book's sources hold: the pages, the catalogs of the chrome and of the
+    code's comments, the page scripts' words, and the words of the figures and the sweep's tables."""
+    texts = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+             for path in sorted((ROOT / "docs" / "tr").rglob("*.rst"))}
+    texts |= {path.relative_to(ROOT).as_posix(): catalog_texts(path)
+              for path in sorted((ROOT / "conf" / "locale" / "tr").rglob("*.po"))}
+    js = ROOT / "conf" / "_static" / "turkish-ui.js"
+    texts[js.relative_to(ROOT).as_posix()] = " ".join(re.findall(r'"([^"]*)"', js.read_text(encoding="utf-8")))
+    texts["examples/common/i18n.py"] = "\n".join(TEXTS["tr"].values())
+    return texts
+
+
+def test_the_term_check_notices_every_rejected_form():
+    """Each rejected form is caught in a sentence, and the glossary's terms pass."""
+    for example in REJECTED_EXAMPLES:
+        assert rejected_terms(f"Bu {example} burada."), f"{example!r} passed"
+    fine = ("eşzamansız hesaplama, eşzamanlamak, buyuru programlama, kuyruğa eklenen, eleman yönlü işlem, "
+            "minigrup, Tensor Core, akış çoklu işlemcisi (SM), hesaplama akışı, kopyalama akışı, ön uç, arka "
+            "uç, işçi iş parçacığı, anında yürütme kipi, Renk kipi, 64×64'lük, n × n, 29,0 sn, PCIe x16, "
+            "modeller, 0,5 ms, 3 µs, modül")
+    assert not rejected_terms(fine), rejected_terms(fine)
+    assert not rejected_terms("d2l-tr :rejected:`asenkron` der."), "the glossary may name a rejected form"
+
+
+def test_turkish_pages_and_catalogs_use_the_glossarys_terms():
+    """No Turkish page, catalog, page script, figure or table title holds a form that the glossary rejects."""
+    problems = [f"{name}: {term}" for name, text in turkish_texts().items() for term in rejected_terms(text)]
+    assert not problems, "\n".join(problems)
+
+
+def page(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def turkish_pages() -> list[Path]:
+    pages = [p for p in sorted(HTML.rglob("*.html")) if not p.relative_to(HTML).parts[0].startswith("_")]
+    if not pages:
+        pytest.fail(f"{HTML} has no pages: build the books with 'make html' (make test does it first)")
+    return pages
+
+
+# English words that no Turkish comment holds
+ENGLISH = re.compile(r"\b(the|of|and|is|are|with|for|until|only|each|its|this|that|from|to|what|when|then|"
+                     r"runs?|waits?|returns?|queues?|one|two|small|steps?)\b", re.IGNORECASE)
+
+
+def english_comments(code: str) -> list[str]:
+    """The comments and docstrings of ``code`` that read as English (code in backquotes left out)."""
+    return [span.message for span in spans(code) if ENGLISH.search(re.sub(r"`[^`]*`|\w+\(\)", "", span.message))]
+
+
+def test_the_comment_check_notices_an_english_comment():
+    code = 'def f():\n    """Queue the work."""\n    return 1  # one step\n'
+    assert english_comments(code) == ["Queue the work.", "one step"]
+    assert not english_comments('def f():\n    """İşi kuyruğa ekler."""\n    return 1  # bir adım\n')
+
+
+def test_no_shown_turkish_cell_holds_an_english_comment():
+    """Every comment and docstring in the code that the Turkish book shows, in its cells and its helper
+    tabs, is Turkish."""
+    problems, shown = [], 0
+    for path in turkish_pages():
+        for pre in page(path).select("div.example-code pre, div.helper-code pre"):
+            shown += 1
+            problems += [f"{path.relative_to(HTML)}: {text!r}" for text in english_comments(pre.get_text())]
+    assert shown, "the Turkish book shows no code"
+    assert not problems, "\n".join(problems)
+
+
+def test_the_comment_catalog_translates_only_comments_the_examples_hold():
+    """A translation whose English no longer stands in any example or helper is left behind: remove it."""
+    sources = sorted({path for example in all_examples(ROOT / "examples") for path in example.sources()})
+    assert not unused_messages("tr", sources)
+
+
+def test_translation_changes_only_comments_and_docstrings():
+    """A translated script has the same code tokens as the original (everything it runs and prints), its
+    module docstring (its --help) included; code the book shows fails on a comment without a translation."""
+    def code_tokens(source: str) -> list[str]:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        docstrings = {(span.start, span.end) for span in spans(source) if span.kind == "docstring"}
+        return [t.string for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)
+                and (t.start, t.end) not in docstrings]
+
+    for example in all_examples(ROOT / "examples"):
+        for path in (example.script, example.script.parent / "helpers.py"):
+            source = path.read_text(encoding="utf-8")
+            translated = translate(source, "tr")
+            assert code_tokens(translated) == code_tokens(source), path
+    with pytest.raises(TranslationError, match="no 'an untranslated comment'"):
+        translate("x = 1  # an untranslated comment\n", "tr", strict=True)
+
+
+# A number with a decimal point: not one of several dots (a version such as 2.13.0), not a date.
+DECIMAL_POINT = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
+# A version in a stamp: "python 3.12", "torch 2.13.0+cu128".
+VERSION = re.compile(r"\b[A-Za-z][\w-]* \d+(\.\d+)+\S*")
+
+
+def decimal_points(text: str) -> list[str]:
+    return DECIMAL_POINT.findall(VERSION.sub("", text))
+
+
+def test_the_number_check_notices_a_decimal_point():
+    assert decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0, python 3.12 · 29.0 sn") == ["29.0"]
+    assert not decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0+cu128, python 3.12 · 29,0 sn")
+
+
+def test_numbers_the_turkish_book_renders_have_a_decimal_comma():
+    """Measured values, stamps, and the tables of run times and of two runs: every number that the book
+    writes itself has a decimal comma (versions keep their dots)."""
+    problems, checked = [], 0
+    for path in turkish_pages():
+        html = page(path)
+        for element in html.select("span.measured, .recording-stamp, table.execution-times td, "
+                                   "table.reproducibility td, .reproducibility-runs"):
+            checked += 1
+            problems += [f"{path.relative_to(HTML)}: {number} in {element.get_text(' ', strip=True)[:80]!r}"
+                         for number in decimal_points(element.get_text(" ", strip=True))]
+    assert checked, "the Turkish book renders no number"
+    assert not problems, "\n".join(problems)
+
+
+# A number that a Turkish reader reads as thousands: 1 to 3 digits, a point, 3 digits (130.975).
+THOUSANDS_LIKE = re.compile(r"(?<![\w.])[1-9]\d{0,2}\.\d{3}(?![\d.])")
+
+
+def test_the_output_check_notices_a_number_that_reads_as_thousands():
+    assert THOUSANDS_LIKE.findall("  4000    130.975    17.172   0.52") == ["130.975", "17.172"]
+    assert not THOUSANDS_LIKE.findall("  4000    131    17.2   0.520   1.23.5  0.3.13")
+
+
+def test_no_output_shows_a_number_that_reads_as_thousands():
+    """Program outputs stay as the script prints them, in English, but none of their numbers may read
+    differently to a Turkish reader: three significant digits, never 130.975 ms."""
+    problems, outputs = [], 0
+    for path in turkish_pages():
+        for pre in page(path).select("div.example-output pre"):
+            outputs += 1
+            problems += [f"{path.relative_to(HTML)}: {number}" for number in THOUSANDS_LIKE.findall(pre.get_text())]
+    assert outputs, "the Turkish book shows no output"
+    assert not problems, "\n".join(problems)
