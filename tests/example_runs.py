@@ -140,7 +140,7 @@ def figures(out: str) -> dict:
     units = values.pop("units")
     assert set(units) <= set(values), sorted(set(units) - set(values))
     assert all(units[k] == "s" for k in values if keys.is_timing(k)), units
-    assert all(units[k] in ("GB/s", "TFLOP/s") for k in units if not keys.is_timing(k)), units
+    assert all(units[k] in ("GB/s", "GFLOP/s", "TFLOP/s") for k in units if not keys.is_timing(k)), units
     return values
 
 
