@@ -40,7 +40,7 @@ import torch
 import helpers  # the book's devices and timer
 
 cpu = helpers.cpu()  # the host first: its memory and its cores
-big = torch.rand(2**25)  # 2^25 fp32 numbers, 128 MiB: more than a cache
+big = torch.rand(2**24)  # 2^24 fp32 numbers: 64 MiB
 
 # %% tags=["setup-harness"]
 report.publish_all({"devices": [helpers.name(d) for d in [cpu, *helpers.gpus(options.device)]],
@@ -50,7 +50,7 @@ report.publish_all({"devices": [helpers.name(d) for d in [cpu, *helpers.gpus(opt
 out = torch.empty_like(big)
 order = torch.arange(big.numel())  # read the numbers in order
 shuffled = torch.randperm(big.numel())  # the same numbers at random
-copy = helpers.benchmark({"copy 128 MiB": lambda: out.copy_(big)},
+copy = helpers.benchmark({"copy 64 MiB": lambda: out.copy_(big)},
                          cpu, repeats=3)
 reads = helpers.benchmark({
     "read 1000 numbers in order": lambda: big[order].sum(),
