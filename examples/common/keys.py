@@ -79,4 +79,7 @@ HARDWARE = [
     "fp32_peak_tflops", "tf32_peak_tflops", "bf16_peak_tflops", "fp16_peak_tflops", "fp8_peak_tflops",
     "fp32_frac", "tf32_frac", "bf16_frac", "fp16_frac", "fp8_frac",
     "t_mm_chapter", "gelu_recording", "roofline_points",
+    # The latencies in µs to one significant digit: what the prose may quote of one run.
+    "cpu_op_issue_us", "cpu_op_done_us", "gpu_op_issue_us", "gpu_op_gpu_us", "sync_us", "item_us",
+    "h2d_small_us",
 ]

@@ -19,7 +19,7 @@ book's page are PyTorch's; this script runs on CPU contexts anywhere.
 # %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from common.keys import HARDWARE
-from common.stats import matmul_flops, median, rate, ratio
+from common.stats import matmul_flops, median, rate, ratio, significant
 
 options, report = helpers.start(__doc__, HARDWARE)
 
@@ -77,7 +77,7 @@ products = helpers.benchmark({
 # %% tags=["cpu-products-harness"]
 (t_one, t_all), flops = products.values(), matmul_flops(1024)
 gflops = {"one": rate(flops, median(t_one), 1e9), "all": rate(threads * flops, median(t_all), 1e9)}
-print(f"CPU products: {gflops['one']:.0f} GFLOP/s on 1 thread, {gflops['all']:.0f} GFLOP/s on {threads}")
+print(f"products on the host: {gflops['one']:.0f} GFLOP/s on 1 thread, {gflops['all']:.0f} GFLOP/s on {threads}")
 report.publish_timing("t_cpu_mm_one", t_one)
 report.publish_timing("t_cpu_mm_all", t_all)
 report.publish_all({"cpu_mm_size": 1024, "cpu_one_gflops": gflops["one"], "cpu_all_gflops": gflops["all"],
@@ -96,8 +96,9 @@ issued = helpers.benchmark({"Python issues one op": ops}, cpu,
 done = helpers.benchmark({"one op is done": ops}, cpu, per=1000)
 
 # %% tags=["small-ops-harness"]
-report.publish_timing("t_cpu_op_issue", issued["Python issues one op"])
-report.publish_timing("t_cpu_op_done", done["one op is done"])
+for key, samples in (("cpu_op_issue", issued["Python issues one op"]), ("cpu_op_done", done["one op is done"])):
+    report.publish_timing(f"t_{key}", samples)
+    report.publish(f"{key}_us", significant(median(samples) * 1e6))
 
 # %% tags=["finish"]
 figures = report.finish()

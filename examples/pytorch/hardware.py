@@ -23,7 +23,7 @@ the chapter's fp32 product placed on the roofline (4000 on a GPU).
 import helpers
 from common.keys import HARDWARE
 from common.roofline import draw_roofline, gelu_times, roofline_points
-from common.stats import matmul_flops, median, rate, ratio
+from common.stats import matmul_flops, median, rate, ratio, significant
 
 options, report = helpers.start(__doc__, HARDWARE)
 
@@ -84,7 +84,7 @@ products = helpers.benchmark({
 # %% tags=["cpu-products-harness"]
 (t_one, t_all), flops = products.values(), matmul_flops(1024)
 gflops = {"one": rate(flops, median(t_one), 1e9), "all": rate(flops, median(t_all), 1e9)}
-print(f"CPU products: {gflops['one']:.0f} GFLOP/s on 1 thread, {gflops['all']:.0f} GFLOP/s on {threads}")
+print(f"products on the host: {gflops['one']:.0f} GFLOP/s on 1 thread, {gflops['all']:.0f} GFLOP/s on {threads}")
 report.publish_timing("t_cpu_mm_one", t_one)
 report.publish_timing("t_cpu_mm_all", t_all)
 report.publish_all({"cpu_mm_size": 1024, "cpu_one_gflops": gflops["one"], "cpu_all_gflops": gflops["all"],
@@ -104,8 +104,9 @@ done = helpers.benchmark({"one op is done": ops}, cpu, per=1000)
 
 # %% tags=["small-ops-harness"]
 print("CPU: eager PyTorch runs each operation before the call returns, so issuing one is running it.")
-report.publish_timing("t_cpu_op_issue", issued["Python issues one op"])
-report.publish_timing("t_cpu_op_done", done["one op is done"])
+for key, samples in (("cpu_op_issue", issued["Python issues one op"]), ("cpu_op_done", done["one op is done"])):
+    report.publish_timing(f"t_{key}", samples)
+    report.publish(f"{key}_us", significant(median(samples) * 1e6))
 
 # %% tags=["gpu-setup", "raises-exception"]
 gpu = helpers.gpu()  # what follows needs a GPU: it stops without one
@@ -134,10 +135,10 @@ trips = helpers.benchmark({
 }, gpu)
 
 # %% tags=["round-trips-harness"]
-report.publish_timing("t_gpu_op_issue", issued["Python issues one op"])
-report.publish_timing("t_gpu_op_gpu", gaps["the GPU runs one op"])
-for key, samples in zip(("t_sync", "t_item", "t_h2d_small"), trips.values()):
-    report.publish_timing(key, samples)
+for key, samples in zip(("gpu_op_issue", "gpu_op_gpu", "sync", "item", "h2d_small"),
+                        [*issued.values(), *gaps.values(), *trips.values()]):
+    report.publish_timing(f"t_{key}", samples)
+    report.publish(f"{key}_us", significant(median(samples) * 1e6))
 
 # %% tags=["device-memory"]
 src = torch.rand(2**28, device=gpu)  # 2^28 fp32 numbers: 1 GiB
@@ -212,7 +213,7 @@ for precision, measured in tflops.items():
                         f"{precision}_frac": ratio(measured, peak)})
 # The side of the fp32 product that takes as long as issuing one small op from Python.
 side = (median(issued["Python issues one op"]) * tflops["fp32"] * 1e12 / 2) ** (1 / 3)
-op_product_side = int(float(f"{side:.1g}"))  # one significant digit: a few µs are noisy
+op_product_side = int(significant(side))  # one significant digit: a few µs are noisy
 print(f"issuing one small op from Python takes as long as a {op_product_side}x{op_product_side} fp32 product")
 report.publish_all({"mm_size": 8192, "op_product_side": op_product_side})
 del x, x16, xb
