@@ -140,7 +140,7 @@ def figures(out: str) -> dict:
     units = values.pop("units")
     assert set(units) <= set(values), sorted(set(units) - set(values))
     assert all(units[k] == "s" for k in values if keys.is_timing(k)), units
-    assert all(units[k] in ("GB/s", "TFLOP/s") for k in units if not keys.is_timing(k)), units
+    assert all(units[k] in ("GB/s", "GFLOP/s", "TFLOP/s") for k in units if not keys.is_timing(k)), units
     return values
 
 
@@ -163,6 +163,9 @@ CPU_NOTES = {
         "parallelism_sweep": [
             "{why}: sweeping the CPU only (two jobs = two threads); the copy overlap needs a GPU."],
         "hybridize": ["{why}: what follows needs an NVIDIA GPU, so the program stops here."],
+        "hardware": [
+            "CPU: eager PyTorch runs each operation before the call returns, so issuing one is running it.",
+            "{why}: what follows needs an NVIDIA GPU, so the program stops here."],
     },
     "mxnet": {
         "auto_parallelism": [
@@ -179,6 +182,8 @@ CPU_NOTES = {
             "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves"],
         "hybridize": [
             "{why}: running on CPU contexts."],
+        "hardware": [
+            "One thread per CPU product (OMP_NUM_THREADS=1). MXNet's OpenBLAS 0.3.13 serves"],
     },
 }
 

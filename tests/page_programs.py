@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 FRAMEWORKS = ("pytorch", "mxnet")
-LESSONS = ("async-computation", "auto-parallelism", "hybridize", "measuring")
+LESSONS = ("async-computation", "auto-parallelism", "hybridize", "measuring", "hardware")
 DIRECTIVE = re.compile(r"^\.\. example:: (\S+)\n((?:[ \t]+:[^\n]*\n)*)", re.M)
 OPTION = re.compile(r"^\s+:([\w-]+):\s*(.*)$")
 # A test on a device in a shown cell: the page would show harness instead of the lesson.

@@ -329,7 +329,15 @@ def test_recorded_peaks_are_the_hardwares_never_a_measurement():
     for recording in sorted((EXAMPLES / "recordings").glob("*/*.ipynb")):
         glue = json.loads(recording.read_text())["metadata"]["recording"]["glue"]
         peaks = {key: ast.literal_eval(glue[key]) for key in glue if "_peak_" in key}
-        assert set(peaks) <= {"link_peak_gbps", "fp32_peak_tflops"}, f"{recording}: a peak this test does not know"
+        tensor = {f"{p}_peak_tflops" for p in ("tf32", "bf16", "fp16", "fp8")}
+        assert set(peaks) <= {"link_peak_gbps", "fp32_peak_tflops", "memory_peak_gbps", *tensor}, \
+            f"{recording}: a peak this test does not know"
+        if peaks.get("memory_peak_gbps") is not None:  # MHz x 2 x bits / 8: MHz x bits, a whole number
+            units = peaks["memory_peak_gbps"] * 1e3 * 8 / 2
+            assert abs(units - round(units)) < 1e-6, (recording, peaks)
+        for key in tensor & {k for k, v in peaks.items() if v is not None}:  # SMs x (FLOP / 1024) x MHz
+            units = peaks[key] * 1e6 / 1024
+            assert abs(units - round(units)) < 1e-6, (recording, key, peaks)
         if peaks.get("link_peak_gbps") is not None:
             assert any(abs(peaks["link_peak_gbps"] - link) < 1e-9 for link in links), (recording, peaks)
             checked += 1

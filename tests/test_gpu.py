@@ -220,3 +220,32 @@ def test_out_of_memory_on_the_gpu_is_one_line():
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
     assert "out of memory on the GPU at --size 300000" in done.stderr and "try a smaller --size" in done.stderr
+
+
+def test_hardware_example_measures_every_gpu_row_below_its_limits():
+    """On a GPU every row of the hardware page is measured; every rate is below the limit computed from
+    the hardware, whose memory peak is recomputed here from NVML; the L2 copy beats device memory,
+    pinned copies beat pageable ones, and the GPU runs a small kernel faster than Python issues one."""
+    import pynvml
+    import torch
+    done = run_script("hardware.py", "--json", "--repeats", "2")
+    assert done.returncode == 0, done.stderr
+    values = json.loads(done.stdout)
+    properties = torch.cuda.get_device_properties(0)
+    fp8 = (properties.major, properties.minor) >= (8, 9)
+    missing = [k for k, v in values.items() if v is None and not (k.startswith("fp8_") and not fp8)]
+    assert not missing or missing == ["gelu_recording"], missing
+    for key in [k for k in values if k.endswith("_frac") and values[k] is not None]:
+        assert 0.2 < values[key] <= 1.0, (key, values[key])
+    uuid = str(properties.uuid)
+    pynvml.nvmlInit()
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}")
+        memory = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM) * 1e6 * 2 \
+            * pynvml.nvmlDeviceGetMemoryBusWidth(handle) / 8 / 1e9
+    finally:
+        pynvml.nvmlShutdown()
+    assert values["memory_peak_gbps"] == pytest.approx(memory, rel=1e-9)
+    assert values["speedup_l2_copy"] > 1 and values["slowdown_pageable_h2d"] > 1 and values["slowdown_pageable_d2h"] > 1
+    assert values["t_gpu_op_gpu"] < values["t_gpu_op_issue"]
+    assert values["bf16_tflops"] > 2 * values["fp32_tflops"]

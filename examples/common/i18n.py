@@ -101,3 +101,29 @@ TEXTS["tr"].update({
     "hybridize_graph": "tek CUDA çizgesi: iki iş birlikte başlatılır",
     "hybridize_stream": "akış {i}",
 })
+TEXTS["en"].update({
+    "roofline_title": "Roofline of {device}: measured ceilings and the chapter's workloads",
+    "intensity": "arithmetic intensity (FLOP per byte of device memory)",
+    "attainable": "attainable rate (TFLOP/s)",
+    "ceiling_memory": "copy on the GPU, {value} GB/s",
+    "ceiling_l2": "copy within the L2 cache, {value} GB/s",
+    "ceiling_link": "pinned copy to the GPU, {value} GB/s",
+    "ceiling_compute": "{precision} products, {value} TFLOP/s",
+    "peak_line": "peaks from the hardware (dashed)",
+    "point_product": "{n}x{n} product, fp32",
+    "point_gelu_eager": "GELU, eager (9 kernels)",
+    "point_gelu_compiled": "GELU, compiled (1 kernel)",
+})
+TEXTS["tr"].update({
+    "roofline_title": "{device} için tavan çizgisi: ölçülen tavanlar ve bölümün işleri",
+    "intensity": "aritmetik yoğunluk (cihaz belleğinin baytı başına FLOP)",
+    "attainable": "ulaşılabilir hız (TFLOP/s)",
+    "ceiling_memory": "GPU'da kopya, {value} GB/s",
+    "ceiling_l2": "L2 önbelleği içinde kopya, {value} GB/s",
+    "ceiling_link": "GPU'ya sabitlenmiş bellekten kopya, {value} GB/s",
+    "ceiling_compute": "{precision} çarpımlar, {value} TFLOP/s",
+    "peak_line": "donanımdan hesaplanan tepe değerler (kesikli)",
+    "point_product": "{n}x{n} çarpım, fp32",
+    "point_gelu_eager": "GELU, anında yürütme (9 çekirdek)",
+    "point_gelu_compiled": "GELU, derlenmiş (1 çekirdek)",
+})

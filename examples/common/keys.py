@@ -40,7 +40,7 @@ def spread_key(key: str) -> str:
 
 
 #: The unit of a key, by how its name ends (every other key is a count, a ratio, a name or a flag).
-UNITS = {"_gbps": "GB/s", "_tflops": "TFLOP/s"}
+UNITS = {"_gbps": "GB/s", "_gflops": "GFLOP/s", "_tflops": "TFLOP/s"}
 
 
 def unit(key: str):
@@ -64,4 +64,22 @@ HYBRIDIZE = [
     "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff",
     "graph_parallel_eff", "small_size", "small_eager_eff", "small_graph_eff", "large_size",
     "large_eager_eff", "large_graph_eff", "streams_graph_matches",
+]
+HARDWARE = [
+    "devices", "host_threads", "t_host_copy", "host_copy_gbps", "t_read_order", "t_read_random",
+    "slowdown_random_read", "cpu_mm_size", "t_cpu_mm_one", "t_cpu_mm_all", "cpu_one_gflops",
+    "cpu_all_gflops", "speedup_cpu_threads", "t_cpu_op_issue", "t_cpu_op_done",
+    "t_gpu_op_issue", "t_gpu_op_gpu", "op_product_side", "t_sync", "t_item", "t_h2d_small",
+    "t_memory_copy", "memory_copy_gbps", "memory_peak_gbps", "memory_frac",
+    "l2_mib", "t_l2_copy", "l2_copy_gbps", "speedup_l2_copy",
+    "t_h2d_pageable", "t_h2d_pinned", "t_d2h_pageable", "t_d2h_pinned", "h2d_pageable_gbps",
+    "h2d_pinned_gbps", "d2h_pageable_gbps", "d2h_pinned_gbps", "link_peak_gbps", "h2d_pinned_frac",
+    "d2h_pinned_frac", "slowdown_pageable_h2d", "slowdown_pageable_d2h",
+    "mm_size", "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+    "fp32_peak_tflops", "tf32_peak_tflops", "bf16_peak_tflops", "fp16_peak_tflops", "fp8_peak_tflops",
+    "fp32_frac", "tf32_frac", "bf16_frac", "fp16_frac", "fp8_frac",
+    "t_mm_chapter", "gelu_recording", "roofline_points",
+    # The latencies in µs to one significant digit: what the prose may quote of one run.
+    "cpu_op_issue_us", "cpu_op_done_us", "gpu_op_issue_us", "gpu_op_gpu_us", "sync_us", "item_us",
+    "h2d_small_us",
 ]

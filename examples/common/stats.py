@@ -82,6 +82,12 @@ def overlap_efficiency(t_first: Number, t_second: Number, t_both: Number) -> Num
     return ratio(max(t_first, t_second), t_both)
 
 
+def significant(value: Number, digits: int = 1) -> Number:
+    """``value`` rounded to ``digits`` significant digits (26.3 -> 30.0), for figures that two runs
+    of the same code reproduce only that far, such as latencies of a few microseconds."""
+    return None if not _known(value) else float(f"{value:.{digits}g}")
+
+
 def speedup(t_before: Number, t_after: Number) -> Number:
     """How many times faster ``after`` is than ``before`` (t_before / t_after)."""
     return ratio(t_before, t_after)

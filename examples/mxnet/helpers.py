@@ -51,7 +51,7 @@ npx.set_np()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware, i18n  # noqa: E402
-from common.machine import cpu_model, device_label  # noqa: E402
+from common.machine import cpu_count, cpu_model, device_label  # noqa: E402,F401
 from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options,  # noqa: E402
                             stop_here)
 from common.report import Report, duration, fraction, timing  # noqa: E402,F401

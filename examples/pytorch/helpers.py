@@ -433,15 +433,58 @@ def cpu_size_like_gpu(gpu, size):
 
 # Limits -------------------------------------------------------------------
 
+def _peaks(gpu):
+    """common.hardware's peaks of ``gpu`` and their formulas; a note when some cannot be read."""
+    props = torch.cuda.get_device_properties(gpu)
+    capability = (props.major, props.minor)
+    found = hardware.gpu_peaks(str(props.uuid), props.multi_processor_count, capability)
+    if found["problem"]:
+        print(f"note: no peak from the hardware: {found['problem']}")
+    return found, hardware.formulas(found, props.multi_processor_count, capability)
+
+
 def peak_rates(gpu):
     """The GPU's theoretical peaks, link in GB/s and fp32 in TFLOP/s, read from the
     hardware (common.hardware, through NVML); nan where they cannot be read."""
-    props = torch.cuda.get_device_properties(gpu)
-    found = hardware.gpu_peaks(str(props.uuid), props.multi_processor_count, (props.major, props.minor))
-    if found["problem"]:
-        print(f"note: no peak from the hardware: {found['problem']}")
+    found, _ = _peaks(gpu)
     unknown = float("nan")  # printed as nan, published as None
     return {"link": found["link_peak_gbps"] or unknown, "fp32": found["fp32_peak_tflops"] or unknown}
+
+
+def limits(gpu):
+    """Every peak the hardware gives, with the formula that computes it: ``{key: (value, formula)}``
+    for link_peak_gbps, memory_peak_gbps, fp32_peak_tflops and the Tensor Cores' <precision>_peak_tflops
+    (common.hardware). A peak that cannot be read is left out."""
+    found, formulas = _peaks(gpu)
+    values = {"link_peak_gbps": found["link_peak_gbps"], "memory_peak_gbps": found["memory_peak_gbps"],
+              "fp32_peak_tflops": found["fp32_peak_tflops"],
+              **{f"{p}_peak_tflops": v for p, v in found["tensor_peak_tflops"].items()}}
+    return {key: (value, formulas[key]) for key, value in values.items() if value}
+
+
+def tf32(function, *args):
+    """``function(*args)`` with TF32 products allowed: fp32 inputs on the Tensor Cores, whose
+    multiplications keep 10 bits of mantissa. The book's other products stay fp32."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        return function(*args)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def fp8_case(a):
+    """``{"fp8": f}``, where ``f()`` multiplies ``a`` by itself in fp8 (e4m3 inputs, scales of 1, a
+    bf16 result) with ``torch._scaled_mm``, on a GPU whose Tensor Cores have fp8 (compute
+    capability 8.9 or newer); on any other GPU ``{}``, and a line that says so."""
+    props = torch.cuda.get_device_properties(a.device)
+    if not hardware.has_fp8((props.major, props.minor)):
+        print(f"fp8: left out; {name(a.device)} has compute capability {props.major}.{props.minor}, "
+              "and fp8 Tensor Cores need 8.9 or newer")
+        return {}
+    a8 = a.to(torch.float8_e4m3fn)
+    b8 = a8.t().contiguous().t()  # the same numbers in column-major order, as _scaled_mm wants them
+    one = torch.ones((), device=a.device)
+    return {"fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
 
 
 def best_rates(gpu, repeats=3):

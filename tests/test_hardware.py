@@ -1,0 +1,236 @@
+"""The hardware section: its twins on the CPU, its limits and their formulas, and its roofline.
+
+The scripts run as a reader without a GPU runs them (one repeat): the host rows come out with their
+spread, PyTorch says in one line that the GPU rows need a GPU and exits 0, bad options exit 2. The
+limits are computed from a faked NVML. The recorded run is read as the book shows it: every limit line
+carries its formula, every fraction of a limit is at most 1 or the page says why not, and the
+roofline's points are the ones the run glued. The GPU path is tested in test_gpu.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+sys.path.insert(0, str(EXAMPLES))
+from common import hardware, keys  # noqa: E402
+from common.roofline import (GELU_EAGER_BYTES, GELU_FLOPS, GELU_FUSED_BYTES, draw_roofline,  # noqa: E402
+                             gelu_times, roofline_points)
+from example_runs import TIME, check_cpu_notes, figures  # noqa: E402
+from fake_nvml import FakeNvml  # noqa: E402
+
+TINY = ["--repeats", "1", "--size", "48"]
+CASES = {
+    "pytorch": ["pytorch", *TINY, "--device", "cpu"],
+    "pytorch_json": ["pytorch", *TINY, "--device", "cpu", "--json"],
+    "mxnet": ["mxnet", *TINY],
+    "mxnet_json": ["mxnet", *TINY, "--json"],
+    "pytorch_gpu": ["pytorch", "--device", "gpu"],
+    "pytorch_bad": ["pytorch", "--repeats", "0"],
+    "mxnet_bad": ["mxnet", "--device", "tpu"],
+}
+HOST_KEYS = ["host_threads", "t_host_copy", "host_copy_gbps", "t_read_order", "t_read_random",
+             "slowdown_random_read", "cpu_mm_size", "t_cpu_mm_one", "t_cpu_mm_all", "cpu_one_gflops",
+             "cpu_all_gflops", "speedup_cpu_threads", "t_cpu_op_issue", "t_cpu_op_done", "cpu_op_issue_us",
+             "cpu_op_done_us"]
+# A limit line: "limit, <what>: <formula> = <value> <unit>[; <measured> / limit <fraction>]", or
+# "limit, <what>: none (<why>)...".
+LIMIT = re.compile(r"^limit, [^:]+: (?P<formula>.+?) = (?P<value>[\d.]+) (?P<unit>\S+?)(?:; (?P<tail>.+))?$")
+FRACTION = re.compile(r" / limit (?P<fraction>[\d.]+|n/a)$")
+RECORDING = EXAMPLES / "recordings" / "pytorch" / "hardware.ipynb"
+PAGES = {lang: ROOT / "docs" / lang / "chapter_computational-performance" / "hardware.rst" for lang in ("en", "tr")}
+# Where a measured rate beats a limit, the paragraph that quotes it says why, in these words.
+ABOVE_THE_LIMIT = {"en": "above the memory's limit because", "tr": "belleğin sınırının üstündedir"}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """name -> (exit status, stdout, stderr) of every case, all started at once."""
+    env = dict(os.environ, MPLBACKEND="Agg", CUDA_VISIBLE_DEVICES="")
+    env.pop("EXAMPLE_ARGS", None)
+    procs = {name: subprocess.Popen([sys.executable, "hardware.py", *args], cwd=EXAMPLES / framework, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name, (framework, *args) in CASES.items()}
+    done = {}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=300)
+        done[name] = (proc.returncode, out, err)
+    return done
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "mxnet"])
+def test_the_host_rows_come_out_with_their_spread_and_no_limit_for_host_memory(runs, framework):
+    """Without a GPU both twins measure the host: copies, reads in order and at random, products on
+    one and on all threads, small operations; every time as median [min-max]."""
+    status, out, err = runs[framework]
+    assert status == 0, err
+    for label in ("copy 64 MiB", "read 1000 numbers in order", "read 1000 numbers at random",
+                  r"1024x1024 products?, 1 thread", r"1024x1024 products?, \d+ threads",
+                  "Python issues one op", "one op is done"):
+        assert re.search(rf"^{label}: {TIME}$", out, re.M), (label, out)
+    assert "limit, host memory: none (a virtual machine does not show its host's memory channels)" in out
+
+
+def test_pytorch_says_once_that_the_gpu_rows_need_a_gpu_and_exits_0(runs):
+    status, out, err = runs["pytorch"]
+    assert status == 0 and "Traceback" not in err, err
+    check_cpu_notes(out, "pytorch", "hardware", "--device cpu")
+    assert out.rstrip().endswith("what follows needs an NVIDIA GPU, so the program stops here."), out
+    assert "limit, device memory" not in out
+
+
+def test_mxnet_says_once_why_the_gpu_rows_are_pytorchs(runs):
+    status, out, err = runs["mxnet"]
+    assert status == 0, err
+    check_cpu_notes(out, "mxnet", "hardware", "")
+    assert out.count("the GPU rows need PyTorch") == 1, out
+
+
+def test_json_has_the_host_rows_and_none_for_the_gpu_rows_in_both_twins(runs):
+    """The twins publish the same keys; on the CPU the host rows are numbers and the GPU rows None."""
+    values = {}
+    for framework in ("pytorch", "mxnet"):
+        status, out, err = runs[f"{framework}_json"]
+        assert status == 0, err
+        values[framework] = figures(out)
+        assert set(values[framework]) == set(keys.published(keys.HARDWARE))
+        assert all(values[framework][k] is not None for k in HOST_KEYS), framework
+        assert all(values[framework][k] is None for k in ("t_sync", "memory_peak_gbps", "fp32_frac",
+                                                          "roofline_points")), framework
+        assert values[framework]["cpu_op_done_us"] == float(f"{values[framework]['t_cpu_op_done'] * 1e6:.1g}")
+
+
+@pytest.mark.parametrize("name, message", [
+    ("pytorch_gpu", "error: --device gpu: no usable GPU"), ("pytorch_bad", "--repeats"), ("mxnet_bad", "--device")])
+def test_gpu_without_a_gpu_and_bad_options_exit_2_with_one_line(runs, name, message):
+    status, out, err = runs[name]
+    assert status == 2 and message in err and "Traceback" not in err, err
+    if name == "pytorch_gpu":
+        assert err.strip().count("\n") == 0, err
+
+
+def test_limits_are_computed_from_the_hardware_with_their_formulas():
+    """Memory: 3,201 MHz x 2 x 6,144 bits / 8 = 4,917 GB/s; Tensor Cores of 9.0: SMs x FLOP per clock x
+    clock (bf16 1,070.5 TFLOP/s at 1,980 MHz); no fp8 and no guess for an unknown GPU; every peak's
+    formula names the numbers it multiplies."""
+    found = hardware.gpu_peaks("58a5f1b5-1111", 132, (9, 0), nvml=FakeNvml())
+    assert found["memory_peak_gbps"] == pytest.approx(4917.0, abs=0.5)
+    assert found["tensor_peak_tflops"] == pytest.approx(
+        {"tf32": 535.2, "bf16": 1070.5, "fp16": 1070.5, "fp8": 2141.1}, abs=0.1)
+    formulas = hardware.formulas(found, 132, (9, 0))
+    assert formulas["memory_peak_gbps"] == "3201 MHz × 2 × 6144 bits / 8 bits"
+    assert formulas["link_peak_gbps"] == "PCIe 5.0 x16: 32 GT/s × 128/130 / 8 bits × 16 lanes"
+    assert formulas["fp32_peak_tflops"] == "132 SMs × 128 lanes × 2 × 1980 MHz"
+    assert formulas["fp8_peak_tflops"] == "132 SMs × 8192 FLOP/clock × 1980 MHz"
+    assert set(formulas) == {"link_peak_gbps", "memory_peak_gbps", "fp32_peak_tflops",
+                             "tf32_peak_tflops", "bf16_peak_tflops", "fp16_peak_tflops", "fp8_peak_tflops"}
+    a100 = hardware.gpu_peaks("GPU-AAAAAAAA-0000", 108, (8, 0), nvml=FakeNvml())
+    assert a100["tensor_peak_tflops"]["fp16"] == pytest.approx(108 * 2048 * 1.0e9 / 1e12)
+    assert "fp8" not in a100["tensor_peak_tflops"] and not hardware.has_fp8((8, 0)) and hardware.has_fp8((8, 9))
+    assert hardware.tensor_tflops(80, (7, 5), 1500) == {}
+
+
+def test_roofline_points_and_the_figure_draw_exactly_them():
+    """A 4000 x 4000 product has intensity 4000 / 6; the GELUs 9 / 88 and 9 / 8 FLOP per byte; the
+    figure draws one marker per point, where the points say, in both languages."""
+    gelu = {"size": 4000, "eager": 357e-6, "compiled": 34e-6, "source": "test"}
+    points = roofline_points(4000, 2.6e-3, gelu)
+    assert [p[0] for p in points] == ["point_product", "point_gelu_eager", "point_gelu_compiled"]
+    assert points[0][1] == pytest.approx(4000 / 6) and points[0][2] == pytest.approx(2 * 4000 ** 3 / 2.6e-3 / 1e12)
+    assert points[1][1:] == pytest.approx([GELU_FLOPS / GELU_EAGER_BYTES, 9 * 16e6 / 357e-6 / 1e12])
+    assert points[2][1] == pytest.approx(GELU_FLOPS / GELU_FUSED_BYTES)
+    for lang in ("en", "tr"):
+        fig = draw_roofline({"ceiling_memory": 4250.0, "ceiling_l2": 9000.0, "ceiling_link": 55.0},
+                            {"fp32": 50.0, "bf16": 760.0}, {"memory": 4917.0, "fp32": 66.9}, points, 4000,
+                            "cuda:0 (NVIDIA H200)", lang)
+        markers = [(line.get_xdata()[0], line.get_ydata()[0]) for line in fig.axes[0].lines
+                   if line.get_marker() not in ("None", "", None) and len(line.get_xdata()) == 1]
+        assert markers == [(p[1], p[2]) for p in points]
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert ("GELU, derlenmiş (1 çekirdek)" if lang == "tr" else "GELU, compiled (1 kernel)") in labels
+        assert ("GPU'da kopya, 4250 GB/s" if lang == "tr" else "copy on the GPU, 4250 GB/s") in labels
+
+
+def test_gelu_times_come_only_from_a_recording_of_the_same_gpu_model(tmp_path):
+    recording = tmp_path / "pytorch" / "hybridize.ipynb"
+    recording.parent.mkdir()
+    glue = {"devices": "['cuda:0 (NVIDIA H200)']", "size": "4000", "t_eager_device": "0.000357",
+            "t_compiled_device": "3.4e-05"}
+    recording.write_text(json.dumps({"metadata": {"recording": {"glue": glue, "recorded_at": "2026-12-04T10:00"}}}))
+    assert gelu_times("NVIDIA H200", tmp_path) == {"size": 4000, "eager": 0.000357, "compiled": 3.4e-05,
+                                                   "source": "pytorch/hybridize, recorded 2026-12-04 on "
+                                                             "cuda:0 (NVIDIA H200)"}
+    assert gelu_times("NVIDIA A100-SXM4-80GB", tmp_path) is None
+    assert gelu_times("NVIDIA H200", tmp_path / "nowhere") is None
+
+
+def recorded():
+    """The hardware recording's glued values and its printed lines (it must exist: the page shows it)."""
+    if not RECORDING.exists():
+        pytest.fail(f"{RECORDING} is missing: record it on a GPU machine with make record EXAMPLES=pytorch/hardware")
+    notebook = json.loads(RECORDING.read_text(encoding="utf-8"))
+    glue = {k: ast.literal_eval(v) for k, v in notebook["metadata"]["recording"]["glue"].items()}
+    lines = [line for cell in notebook["cells"] for o in cell.get("outputs", []) if o.get("name") == "stdout"
+             for line in "".join(o["text"]).splitlines()]
+    return notebook, glue, lines
+
+
+def limit_problems(lines: list[str]) -> list[str]:
+    """The limit lines without a formula, or with a fraction above 1."""
+    problems = []
+    for line in (line for line in lines if line.startswith("limit, ")):
+        if line.split(": ", 1)[1].startswith("none ("):
+            continue
+        match = LIMIT.match(line)
+        if not match or (match["unit"] in ("GB/s", "TFLOP/s") and "×" not in match["formula"]):
+            problems.append(f"no formula: {line}")
+            continue
+        fraction = FRACTION.search(match["tail"] or "")
+        if fraction and fraction["fraction"] != "n/a" and float(fraction["fraction"]) > 1:
+            problems.append(f"above its limit: {line}")
+    return problems
+
+
+def test_the_limit_check_notices_a_missing_formula_and_a_fraction_above_1():
+    good = ["limit, device memory: 3201 MHz × 2 × 6144 bits / 8 bits = 4917.0 GB/s; copy / limit 0.86",
+            "limit, host memory: none (a virtual machine does not show its host's memory channels)",
+            "limit, L2 cache: size from the device properties = 60 MiB; the two buffers fill half"]
+    assert limit_problems(good) == []
+    assert limit_problems(["limit, fp32 products: 66.9 = 66.9 TFLOP/s; product / limit 0.76"])
+    assert limit_problems(["limit, device memory: 3201 MHz × 2 × 6144 bits / 8 bits = 4917.0 GB/s; "
+                           "copy / limit 1.04"])
+
+
+def test_every_recorded_limit_has_its_formula_and_no_fraction_exceeds_1_unless_the_page_says_why():
+    """In the recorded run every limit line has its formula and a fraction of at most 1; every glued
+    fraction is at most 1; the one rate set beside a limit it may beat, the L2 copy beside device
+    memory, is explained where the page quotes it, in both languages."""
+    _, glue, lines = recorded()
+    assert any(line.startswith("limit, device memory: ") for line in lines), lines
+    assert limit_problems(lines) == []
+    above = {k: v for k, v in glue.items() if k.endswith("_frac") and v is not None and v > 1}
+    assert not above, above
+    for lang, page in PAGES.items():
+        paragraphs = [p for p in page.read_text(encoding="utf-8").split("\n\n") if "::speedup_l2_copy" in p]
+        assert paragraphs and all(ABOVE_THE_LIMIT[lang] in " ".join(p.split()) for p in paragraphs), lang
+
+
+def test_the_recorded_roofline_draws_the_points_the_run_glued_in_both_languages():
+    """The glued roofline points are the glued product's and the GELU recording's; the figure was drawn
+    once per book language."""
+    notebook, glue, _ = recorded()
+    product = roofline_points(glue["size"], glue["t_mm_chapter"], None)[0]
+    assert glue["roofline_points"][0][0] == product[0]
+    assert glue["roofline_points"][0][1:] == pytest.approx(product[1:])
+    assert (len(glue["roofline_points"]) == 3) == (glue["gelu_recording"] is not None)
+    cell = next(c for c in notebook["cells"] if "roofline-harness" in c["metadata"].get("tags", []))
+    assert [o["metadata"]["book_language"] for o in cell["outputs"] if "image/png" in o.get("data", {})] == ["en", "tr"]
