@@ -74,8 +74,10 @@ class Reproducibility(SphinxDirective):
                                % {"before": before, "now": now})
         return [table, note] if runs else [table]
 
-    def number(self, value: float) -> str:
-        return local_number(f"{value:.2f}", self.env.config.language)
+    def number(self, value) -> str:
+        """The value with 2 decimals; "n/a" for a figure the run did not produce (a GPU figure in a
+        check recording made without a GPU)."""
+        return "n/a" if value is None else local_number(f"{value:.2f}", self.env.config.language)
 
     def percent(self, change: float) -> str:
         """``+2.4 %`` in English; ``+%2,4`` in Turkish, whose percent sign comes first. A real minus sign,
