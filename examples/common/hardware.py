@@ -42,6 +42,8 @@ TENSOR_FLOP_PER_CLOCK = {
     (8, 0): {"tf32": 1024, "bf16": 2048, "fp16": 2048},
     (9, 0): {"tf32": 2048, "bf16": 4096, "fp16": 4096, "fp8": 8192},
 }
+#: The Tensor Cores' precisions that the book's limits name (a GPU may lack some).
+TENSOR_PRECISIONS = ("tf32", "bf16", "fp16", "fp8")
 #: The first compute capability whose Tensor Cores multiply fp8 (torch._scaled_mm needs it).
 FP8_SINCE = (8, 9)
 

@@ -24,6 +24,8 @@ from common.stats import matmul_flops, median, rate, ratio, significant
 options, report = helpers.start(__doc__, HARDWARE)
 
 # %% tags=["setup"]
+from statistics import median
+
 import numpy as onp
 
 import helpers  # the book's devices and timer; first, for MXNet's imports
@@ -49,13 +51,16 @@ reads = helpers.benchmark({
     "read 1000 numbers at random": lambda: big.take(shuffled).sum(),
 }, cpu, per=big.size / 1000, repeats=3)
 
+# %% tags=["host-memory-rates"]
+host_gbps = 2 * big.size * 4 / median(*copy.values()) / 1e9
+t_order, t_random = (median(t) for t in reads.values())
+print(f"host copy: {host_gbps:.1f} GB/s, read + write; limit: none known")
+print(f"at random, a read took {t_random / t_order:.0f} times as long")
+
 # %% tags=["host-memory-harness"]
 (t_copy,), (t_order, t_random) = copy.values(), reads.values()
 host_copy_gbps = rate(2 * big.size * 4, median(t_copy), 1e9)  # read + write
 slowdown_random_read = ratio(median(t_random), median(t_order))
-print(f"host copy: {host_copy_gbps:.1f} GB/s (read + write)")
-print("limit, host memory: none (a virtual machine does not show its host's memory channels)")
-print(f"at random, a read takes {slowdown_random_read:.0f} times as long as in order")
 for key, samples in (("t_host_copy", t_copy), ("t_read_order", t_order), ("t_read_random", t_random)):
     report.publish_timing(key, samples)
 report.publish_all({"host_copy_gbps": host_copy_gbps, "slowdown_random_read": slowdown_random_read})
@@ -74,10 +79,14 @@ products = helpers.benchmark({
     f"1024x1024 products, {threads} threads": lambda: on_contexts(threads),
 }, cpu, repeats=3)
 
+# %% tags=["cpu-rates"]
+for count, t in zip((1, threads), products.values()):  # 2 n^3 FLOPs each
+    gflops = count * 2 * 1024**3 / median(t) / 1e9
+    print(f"{count} product(s) at once: {gflops:.0f} GFLOP/s")
+
 # %% tags=["cpu-products-harness"]
 (t_one, t_all), flops = products.values(), matmul_flops(1024)
 gflops = {"one": rate(flops, median(t_one), 1e9), "all": rate(threads * flops, median(t_all), 1e9)}
-print(f"products on the host: {gflops['one']:.0f} GFLOP/s on 1 thread, {gflops['all']:.0f} GFLOP/s on {threads}")
 report.publish_timing("t_cpu_mm_one", t_one)
 report.publish_timing("t_cpu_mm_all", t_all)
 report.publish_all({"cpu_mm_size": 1024, "cpu_one_gflops": gflops["one"], "cpu_all_gflops": gflops["all"],

@@ -28,13 +28,9 @@ from common.stats import matmul_flops, median, rate, ratio, significant
 options, report = helpers.start(__doc__, HARDWARE)
 
 
-def line(what, formula, value, unit, measured, measured_label):
-    """A limit with its formula, and the measured rate as a fraction of it."""
-    print(f"limit, {what}: {formula} = {value:.1f} {unit}; {measured_label} / limit "
-          f"{helpers.fraction(ratio(measured, value))}")
-
-
 # %% tags=["setup"]
+from statistics import median
+
 import torch
 
 import helpers  # the book's devices and timer
@@ -57,13 +53,16 @@ reads = helpers.benchmark({
     "read 1000 numbers at random": lambda: big.take(shuffled).sum(),
 }, cpu, per=big.numel() / 1000, repeats=3)
 
+# %% tags=["host-memory-rates"]
+host_gbps = 2 * big.numel() * 4 / median(*copy.values()) / 1e9
+t_order, t_random = (median(t) for t in reads.values())
+print(f"host copy: {host_gbps:.1f} GB/s, read + write; limit: none known")
+print(f"at random, a read took {t_random / t_order:.0f} times as long")
+
 # %% tags=["host-memory-harness"]
 (t_copy,), (t_order, t_random) = copy.values(), reads.values()
 host_copy_gbps = rate(2 * big.numel() * 4, median(t_copy), 1e9)  # read + write
 slowdown_random_read = ratio(median(t_random), median(t_order))
-print(f"host copy: {host_copy_gbps:.1f} GB/s (read + write)")
-print("limit, host memory: none (a virtual machine does not show its host's memory channels)")
-print(f"at random, a read takes {slowdown_random_read:.0f} times as long as in order")
 for key, samples in (("t_host_copy", t_copy), ("t_read_order", t_order), ("t_read_random", t_random)):
     report.publish_timing(key, samples)
 report.publish_all({"host_copy_gbps": host_copy_gbps, "slowdown_random_read": slowdown_random_read})
@@ -81,10 +80,13 @@ products = helpers.benchmark({
     f"1024x1024 product, {threads} threads": lambda: on_threads(threads),
 }, cpu, repeats=3)
 
+# %% tags=["cpu-rates"]
+for label, t in products.items():  # 2 n^3 FLOPs per product
+    print(f"{label}: {2 * 1024**3 / median(t) / 1e9:.0f} GFLOP/s")
+
 # %% tags=["cpu-products-harness"]
 (t_one, t_all), flops = products.values(), matmul_flops(1024)
 gflops = {"one": rate(flops, median(t_one), 1e9), "all": rate(flops, median(t_all), 1e9)}
-print(f"products on the host: {gflops['one']:.0f} GFLOP/s on 1 thread, {gflops['all']:.0f} GFLOP/s on {threads}")
 report.publish_timing("t_cpu_mm_one", t_one)
 report.publish_timing("t_cpu_mm_all", t_all)
 report.publish_all({"cpu_mm_size": 1024, "cpu_one_gflops": gflops["one"], "cpu_all_gflops": gflops["all"],
@@ -103,7 +105,6 @@ issued = helpers.benchmark({"Python issues one op": ops}, cpu,
 done = helpers.benchmark({"one op is done": ops}, cpu, per=1000)
 
 # %% tags=["small-ops-harness"]
-print("CPU: eager PyTorch runs each operation before the call returns, so issuing one is running it.")
 for key, samples in (("cpu_op_issue", issued["Python issues one op"]), ("cpu_op_done", done["one op is done"])):
     report.publish_timing(f"t_{key}", samples)
     report.publish(f"{key}_us", significant(median(samples) * 1e6))
@@ -150,15 +151,18 @@ memory = helpers.device_benchmark(
 cache = helpers.device_benchmark({"copy within the L2 cache": lambda: [
     dst_l2.copy_(src_l2) for _ in range(100)]}, gpu, per=100)
 
+# %% tags=["memory-limit"]
+limits = helpers.limits(gpu)  # {name: (value, formula)}, from the hardware
+gbps = 2 * src.numel() * 4 / median(*memory.values()) / 1e9  # read + write
+l2_gbps = 2 * src_l2.numel() * 4 / median(*cache.values()) / 1e9
+print(f"copy 1 GiB: {gbps:.0f} GB/s;",
+      helpers.against_limit(gbps, limits["memory_peak_gbps"], "GB/s"))
+print(f"copy within the L2 cache ({l2 / 2**20:.0f} MiB): {l2_gbps:.0f} GB/s")
+
 # %% tags=["device-memory-harness"]
-peaks = helpers.limits(gpu)  # {key: (value, formula)} from NVML and the device properties
 (t_memory,), (t_l2,) = memory.values(), cache.values()
 memory_gbps = rate(2 * src.numel() * 4, median(t_memory), 1e9)  # read + write
-l2_gbps = rate(2 * src_l2.numel() * 4, median(t_l2), 1e9)
-memory_peak, memory_formula = peaks.get("memory_peak_gbps", (None, "none (NVML did not give it)"))
-print(f"device memory: {memory_gbps:.0f} GB/s (read + write); within the L2 cache: {l2_gbps:.0f} GB/s")
-line("device memory", memory_formula, memory_peak or float("nan"), "GB/s", memory_gbps, "copy")
-print(f"limit, L2 cache: size from the device properties = {l2 / 2**20:.0f} MiB; the two buffers fill half")
+memory_peak = limits["memory_peak_gbps"][0]
 report.publish_timing("t_memory_copy", t_memory)
 report.publish_timing("t_l2_copy", t_l2)
 report.publish_all({"memory_copy_gbps": memory_gbps, "memory_peak_gbps": memory_peak,
@@ -177,17 +181,20 @@ link = helpers.benchmark({
     "from the GPU, pinned": lambda: pinned.copy_(dev, non_blocking=True),
 }, gpu)
 
+# %% tags=["link-limit"]
+for label, t in link.items():
+    gbps = host.numel() * 4 / median(t) / 1e9
+    print(f"{label}: {gbps:.1f} GB/s;",
+          helpers.against_limit(gbps, limits["link_peak_gbps"], "GB/s"))
+
 # %% tags=["link-harness"]
-link_peak, link_formula = peaks.get("link_peak_gbps", (None, "none (NVML did not give it)"))
+link_peak = limits["link_peak_gbps"][0]
 gbps = {}
 for key, samples in zip(("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned"), link.values()):
     report.publish_timing(f"t_{key}", samples)
     gbps[key] = rate(host.numel() * 4, median(samples), 1e9)
     report.publish(f"{key}_gbps", gbps[key])
 for direction in ("h2d", "d2h"):
-    label = {"h2d": "pinned copy to the GPU", "d2h": "pinned copy from the GPU"}[direction]
-    line(f"host link, {label}", link_formula, link_peak or float("nan"), "GB/s", gbps[f"{direction}_pinned"],
-         label)
     report.publish(f"{direction}_pinned_frac", ratio(gbps[f"{direction}_pinned"], link_peak))
     report.publish(f"slowdown_pageable_{direction}", ratio(gbps[f"{direction}_pinned"], gbps[f"{direction}_pageable"]))
 report.publish("link_peak_gbps", link_peak)
@@ -204,17 +211,21 @@ products = helpers.device_benchmark({
     **helpers.fp8_case(x),  # only where the GPU has fp8 (8.9 or newer)
 }, gpu)
 
+# %% tags=["products-limit"]
+for precision, t in products.items():
+    tflops = 2 * 8192**3 / median(t) / 1e12
+    print(f"{precision}: {tflops:.0f} TFLOP/s;", helpers.against_limit(
+        tflops, limits[f"{precision}_peak_tflops"], "TFLOP/s"))
+
 # %% tags=["products-harness"]
 tflops = {p: rate(matmul_flops(8192), median(samples), 1e12) for p, samples in products.items()}
 for precision, measured in tflops.items():
-    peak, formula = peaks.get(f"{precision}_peak_tflops", (None, "none (no table for this GPU)"))
-    line(f"{precision} products", formula, peak or float("nan"), "TFLOP/s", measured, "product")
+    peak = limits[f"{precision}_peak_tflops"][0]
     report.publish_all({f"{precision}_tflops": measured, f"{precision}_peak_tflops": peak,
                         f"{precision}_frac": ratio(measured, peak)})
 # The side of the fp32 product that takes as long as issuing one small op from Python.
 side = (median(issued["Python issues one op"]) * tflops["fp32"] * 1e12 / 2) ** (1 / 3)
 op_product_side = int(significant(side))  # one significant digit: a few µs are noisy
-print(f"issuing one small op from Python takes as long as a {op_product_side}x{op_product_side} fp32 product")
 report.publish_all({"mm_size": 8192, "op_product_side": op_product_side})
 del x, x16, xb
 
@@ -223,18 +234,15 @@ n = helpers.matrix_size(gpu)  # the chapter's products: 4000 on a GPU
 xn = torch.rand(n, n, device=gpu)
 t_mm = helpers.measure({"product": lambda: xn @ xn}, gpu, clock="gpu")["product"]
 gelu = gelu_times(torch.cuda.get_device_name(gpu))
-print(f"{n}x{n} fp32 product, GPU time: {helpers.timing(t_mm)}")
-print(f"GELU points: {gelu['source'] if gelu else 'none (no hybridize recording of this GPU model)'}")
 points = roofline_points(n, median(t_mm), gelu)
 bandwidths = {"ceiling_memory": memory_gbps, "ceiling_l2": l2_gbps, "ceiling_link": gbps["h2d_pinned"]}
 computes = {p: tflops[p] for p in ("fp32", "tf32", "bf16", "fp8") if p in tflops}
-limits = {k.split("_")[0]: v for k, (v, _) in peaks.items() if k.split("_")[0] in ("memory", "fp32", "bf16")}
-report.figure(lambda lang: draw_roofline(bandwidths, computes, dict(limits), points, n, helpers.name(gpu), lang),
+drawn_limits = {k.split("_")[0]: v for k, (v, _) in limits.items()
+                if v and k.split("_")[0] in ("memory", "fp32", "bf16")}
+report.figure(lambda lang: draw_roofline(bandwidths, computes, drawn_limits, points, n, helpers.name(gpu), lang),
               "roofline")
 report.publish_timing("t_mm_chapter", t_mm)
 report.publish_all({"size": n, "gelu_recording": gelu["source"] if gelu else None, "roofline_points": points})
-print(f"roofline points (FLOP/byte, TFLOP/s): "
-      + "; ".join(f"{key} {i:.2f}, {t:.2f}" for key, i, t in points))
 
 # %% tags=["finish"]
 figures = report.finish()

@@ -452,14 +452,24 @@ def peak_rates(gpu):
 
 
 def limits(gpu):
-    """Every peak the hardware gives, with the formula that computes it: ``{key: (value, formula)}``
-    for link_peak_gbps, memory_peak_gbps, fp32_peak_tflops and the Tensor Cores' <precision>_peak_tflops
-    (common.hardware). A peak that cannot be read is left out."""
+    """Every limit the hardware gives, with the formula that computes it: ``{key: (value, formula)}``
+    for link_peak_gbps, memory_peak_gbps, fp32_peak_tflops and the Tensor Cores'
+    <precision>_peak_tflops of every precision (common.hardware). A limit that cannot be read is
+    ``(None, why)``."""
     found, formulas = _peaks(gpu)
     values = {"link_peak_gbps": found["link_peak_gbps"], "memory_peak_gbps": found["memory_peak_gbps"],
               "fp32_peak_tflops": found["fp32_peak_tflops"],
-              **{f"{p}_peak_tflops": v for p, v in found["tensor_peak_tflops"].items()}}
-    return {key: (value, formulas[key]) for key, value in values.items() if value}
+              **{f"{p}_peak_tflops": found["tensor_peak_tflops"].get(p) for p in hardware.TENSOR_PRECISIONS}}
+    unknown = found["problem"] or "none known for this GPU"
+    return {key: (value, formulas[key]) if value else (None, unknown) for key, value in values.items()}
+
+
+def against_limit(measured, limit, unit):
+    """``limit: <formula> = <value> <unit>, measured / limit <fraction>`` for one of ``limits()``."""
+    value, formula = limit
+    if value is None:
+        return f"limit: {formula}"
+    return f"limit: {formula} = {value:.1f} {unit}, measured / limit {measured / value:.2f}"
 
 
 def tf32(function, *args):
