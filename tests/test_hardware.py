@@ -73,7 +73,8 @@ def test_the_host_rows_come_out_with_their_spread_and_no_limit_for_host_memory(r
     one and on all threads, small operations; every time as median [min-max]."""
     status, out, err = runs[framework]
     assert status == 0, err
-    for label in ("copy 64 MiB", "read 1000 numbers in order", "read 1000 numbers at random",
+    reads = ("read 1000 numbers in order", "read 1000 numbers at random")  # MXNet's take() is slower than memory
+    for label in ("copy 1 GiB", *(reads if framework == "pytorch" else ()),
                   r"1024x1024 products?, 1 thread", r"1024x1024 products?, \d+ threads",
                   "Python issues one op", "one op is done"):
         assert re.search(rf"^{label}: {TIME}$", out, re.M), (label, out)
@@ -85,7 +86,7 @@ def test_pytorch_says_once_that_the_gpu_rows_need_a_gpu_and_exits_0(runs):
     assert status == 0 and "Traceback" not in err, err
     check_cpu_notes(out, "pytorch", "hardware", "--device cpu")
     assert out.rstrip().endswith("what follows needs an NVIDIA GPU, so the program stops here."), out
-    assert "copy 1 GiB" not in out
+    assert "on the GPU" not in out
 
 
 def test_mxnet_says_once_why_the_gpu_rows_are_pytorchs(runs):
@@ -103,7 +104,11 @@ def test_json_has_the_host_rows_and_none_for_the_gpu_rows_in_both_twins(runs):
         assert status == 0, err
         values[framework] = figures(out)
         assert set(values[framework]) == set(keys.published(keys.HARDWARE))
-        assert all(values[framework][k] is not None for k in HOST_KEYS), framework
+        reads = {"t_read_order", "t_read_random", "slowdown_random_read", "t_read_order_spread",
+                 "t_read_random_spread"}  # PyTorch only: MXNet's take() is slower than memory
+        assert all(values[framework][k] is not None for k in HOST_KEYS
+                   if framework == "pytorch" or k not in reads), framework
+        assert framework == "pytorch" or all(values[framework][k] is None for k in reads), framework
         assert all(values[framework][k] is None for k in ("t_sync", "memory_peak_gbps", "fp32_frac",
                                                           "roofline_points")), framework
         assert values[framework]["cpu_op_done_us"] == float(f"{values[framework]['t_cpu_op_done'] * 1e6:.1g}")
@@ -200,13 +205,13 @@ def limit_problems(lines: list[str]) -> list[str]:
 
 
 def test_the_limit_check_notices_a_missing_formula_and_a_fraction_above_1():
-    good = ["copy 1 GiB: 4250 GB/s; limit: 3201 MHz × 2 × 6144 bits / 8 bits = 4917.0 GB/s, "
+    good = ["copy 1 GiB on the GPU: 4250 GB/s; limit: 3201 MHz × 2 × 6144 bits / 8 bits = 4917.0 GB/s, "
             "measured / limit 0.86",
             "host copy: 18.6 GB/s, read + write; limit: none known",
             "fp8: 1367 TFLOP/s; limit: none known for this GPU"]
     assert limit_problems(good) == []
     assert limit_problems(["fp32: 51 TFLOP/s; limit: 66.9 = 66.9 TFLOP/s, measured / limit 0.76"])
-    assert limit_problems(["copy 1 GiB: 5100 GB/s; limit: 3201 MHz × 2 × 6144 bits / 8 bits = 4917.0 GB/s, "
+    assert limit_problems(["copy 1 GiB on the GPU: 5100 GB/s; limit: 3201 MHz × 2 × 6144 bits / 8 bits = 4917.0 GB/s, "
                            "measured / limit 1.04"])
 
 
@@ -215,7 +220,7 @@ def test_every_recorded_limit_has_its_formula_and_no_fraction_exceeds_1_unless_t
     fraction is at most 1; the one rate set beside a limit it may beat, the L2 copy beside device
     memory, is explained where the page quotes it, in both languages."""
     _, glue, lines = recorded()
-    assert any(line.startswith("copy 1 GiB: ") and "; limit: " in line for line in lines), lines
+    assert any(line.startswith("copy 1 GiB on the GPU: ") and "; limit: " in line for line in lines), lines
     assert limit_problems(lines) == []
     above = {k: v for k, v in glue.items() if k.endswith("_frac") and v is not None and v > 1}
     assert not above, above

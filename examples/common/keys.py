@@ -61,7 +61,7 @@ HYBRIDIZE = [
     "t_eager_device", "t_compiled_device", "speedup_compiled_device", "compile_cache_warm",
     "export_files", "export_matches", "t_loop_eager", "t_loop_graph",
     "t_step_backend", "t_step_backend_graph", "speedup_graph", "graph_matches",
-    "t_ro_compile", "t_loop_reduce_overhead", "sweep_sizes", "eager_parallel_eff",
+    "sweep_sizes", "eager_parallel_eff",
     "graph_parallel_eff", "small_size", "small_eager_eff", "small_graph_eff", "large_size",
     "large_eager_eff", "large_graph_eff", "streams_graph_matches",
 ]

@@ -111,7 +111,7 @@ copies = helpers.benchmark({
         lambda: [y.copyto(p) for p, y in zip(pageable, ys)],
     "into pinned buffers":
         lambda: [y.copyto(p) for p, y in zip(pinned, ys)],
-}, gpu, repeats=3)
+}, gpu, repeats=2)
 
 # %% tags=["copies-harness"]
 for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):

@@ -74,7 +74,8 @@ own = helpers.device_benchmark({
     "hybridized, device time": lambda: compiled(x)}, device)
 
 # %% tags=["speed-up"]
-t_eager, t_first, t_fused = (median(*c.values()) for c in (eager, first, fused))
+t_eager, t_first, t_fused = (
+    median(*t.values()) for t in (eager, first, fused))
 t_eager_dev, t_fused_dev = (median(t) for t in own.values())
 print(f"speed-up, called from Python: {t_eager / t_fused:.1f}x")
 print(f"speed-up, device time: {t_eager_dev / t_fused_dev:.1f}x")

@@ -115,7 +115,7 @@ copies = helpers.benchmark({
         p.copy_(y) for p, y in zip(pageable, ys)],
     "into pinned buffers": lambda: [
         p.copy_(y, non_blocking=True) for p, y in zip(pinned, ys)],
-}, gpu, repeats=3)
+}, gpu, repeats=2)
 
 # %% tags=["copies-harness"]
 for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):

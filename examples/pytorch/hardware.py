@@ -36,7 +36,7 @@ import torch
 import helpers  # the book's devices and timer
 
 cpu = helpers.cpu()  # the host first: its memory and its cores
-big = torch.rand(2**24)  # 2^24 fp32 numbers: 64 MiB
+big = torch.ones(2**28)  # 1 GiB of fp32, far more than the CPU's caches
 
 # %% tags=["setup-harness"]
 report.publish_all({"devices": [helpers.name(d) for d in [cpu, *helpers.gpus(options.device)]],
@@ -44,14 +44,14 @@ report.publish_all({"devices": [helpers.name(d) for d in [cpu, *helpers.gpus(opt
 
 # %% tags=["host-memory"]
 out = torch.empty_like(big)
-order = torch.arange(big.numel())  # read the numbers in order
-shuffled = torch.randperm(big.numel())  # the same numbers at random
-copy = helpers.benchmark({"copy 64 MiB": lambda: out.copy_(big)},
+order = torch.arange(2**22)  # 4 Mi numbers, one after another
+scattered = torch.randint(big.numel(), (2**22,))  # as many, anywhere
+copy = helpers.benchmark({"copy 1 GiB": lambda: out.copy_(big)},
                          cpu, repeats=3)
 reads = helpers.benchmark({
     "read 1000 numbers in order": lambda: big.take(order).sum(),
-    "read 1000 numbers at random": lambda: big.take(shuffled).sum(),
-}, cpu, per=big.numel() / 1000, repeats=3)
+    "read 1000 numbers at random": lambda: big.take(scattered).sum(),
+}, cpu, per=order.numel() / 1000, repeats=3)
 
 # %% tags=["host-memory-rates"]
 host_gbps = 2 * big.numel() * 4 / median(*copy.values()) / 1e9
@@ -156,7 +156,7 @@ cache = helpers.device_benchmark({"copy within the L2 cache": lambda: [
 limits = helpers.limits(gpu)  # {name: (value, formula)}, from the hardware
 gbps = 2 * src.numel() * 4 / median(*memory.values()) / 1e9  # read + write
 l2_gbps = 2 * src_l2.numel() * 4 / median(*cache.values()) / 1e9
-print(f"copy 1 GiB: {gbps:.0f} GB/s;",
+print(f"copy 1 GiB on the GPU: {gbps:.0f} GB/s;",
       helpers.against_limit(gbps, limits["memory_peak_gbps"], "GB/s"))
 print(f"copy within the L2 cache ({l2 / 2**20:.0f} MiB): {l2_gbps:.0f} GB/s")
 

@@ -74,7 +74,8 @@ own = helpers.device_benchmark({"eager, device time": lambda: gelu(x),
                                device)
 
 # %% tags=["speed-up"]
-t_eager, t_first, t_fused = (median(*c.values()) for c in (eager, first, fused))
+t_eager, t_first, t_fused = (
+    median(*t.values()) for t in (eager, first, fused))
 t_eager_dev, t_fused_dev = (median(t) for t in own.values())
 print(f"speed-up, called from Python: {t_eager / t_fused:.1f}x")
 print(f"speed-up, device time: {t_eager_dev / t_fused_dev:.1f}x")
@@ -143,18 +144,6 @@ report.publish_timing("t_step_backend_graph", step["per step, device (replayed)"
 report.publish_all({"speedup_graph": speedup(median(t["eager loop"]), median(t["one graph replay"])),
                     "graph_matches": torch.allclose(y_graph, loop(y0, w), atol=1e-5)})
 
-# %% tags=["reduce-overhead"]
-automatic = torch.compile(loop, mode="reduce-overhead")  # + CUDA graphs
-first_ro = helpers.benchmark(
-    {"first call (compiles)": lambda: automatic(y0, w)},
-    gpu, repeats=1, warmup=0)
-ro = helpers.benchmark({"compiled loop": lambda: automatic(y0, w)}, gpu)
-
-# %% tags=["reduce-overhead-harness"]
-for key, samples in (("t_ro_compile", first_ro), ("t_loop_reduce_overhead", ro)):
-    report.publish_timing(key, *samples.values())
-
-
 # %% tags=["streams"]
 def two_streams(jobs, main, sides):
     """Run each job on its own stream, forked from main and joined back."""
@@ -176,9 +165,10 @@ two_streams(jobs, main, sides)  # warm-up before the capture
 both = torch.cuda.CUDAGraph()
 with torch.cuda.graph(both):  # the capture forks both side streams
     two_streams(jobs, torch.cuda.current_stream(), sides)
-t = helpers.benchmark({"one job, one graph replay": graph.replay,
-                       "two jobs, eager": lambda: two_streams(jobs, main, sides),
-                       "two jobs, one graph replay": both.replay}, gpu)
+t = helpers.benchmark({
+    "one job, one graph replay": graph.replay,
+    "two jobs, eager": lambda: two_streams(jobs, main, sides),
+    "two jobs, one graph replay": both.replay}, gpu)
 
 # %% tags=["streams-harness"]
 def chain(n):
