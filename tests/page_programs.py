@@ -58,6 +58,18 @@ def shown_cells(page: str, framework: str, language: str = "en") -> list[Cell]:
     return cells
 
 
+def hidden_cells(page: str, language: str = "en") -> list[Cell]:
+    """The cells that the page displays with ``:hide-code:`` (their outputs, not their code), for the
+    examples whose code the page shows elsewhere; a script that shows no code at all (the sweep) is a
+    report, not part of the page's program."""
+    directives = [(match.group(1), dict(OPTION.match(line).groups() for line in match.group(2).splitlines()
+                                        if line.strip()))
+                  for match in DIRECTIVE.finditer(page_path(page, language).read_text(encoding="utf-8"))]
+    programs = {example for example, options in directives if "hide-code" not in options}
+    return [Cell(example, tag, "") for example, options in directives
+            if "hide-code" in options and example in programs for tag in options["cells"].split()]
+
+
 def program(cells: list[Cell]) -> str:
     """The shown cells as one script."""
     return "\n\n\n".join(cell.source.rstrip("\n") for cell in cells) + "\n"

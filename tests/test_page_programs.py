@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from page_programs import EXAMPLES, FRAMEWORKS, LESSONS, Cell, device_guards, shown_cells, undefined_names, write_program
+from page_programs import (EXAMPLES, FRAMEWORKS, LESSONS, Cell, device_guards, hidden_cells, shown_cells, undefined_names,
+                           write_program)
 
 PAGES = [(page, framework) for page in LESSONS for framework in FRAMEWORKS if shown_cells(page, framework)]
 STOPPED = "what follows needs"
@@ -113,6 +114,30 @@ def test_page_programs_run_to_their_end_on_the_gpu_and_print_what_the_page_shows
     expected = [line for line in shown_output_lines(page, framework) if not line.startswith("size: #")]
     missing = [line for line in expected if line not in printed]
     assert not missing, f"{page}/{framework}: the page shows lines the program did not print: {missing}"
+
+
+def printed_text(framework: str, example: str, tags: set[str]) -> list[str]:
+    """What the recorded cells with these tags printed (stdout and stderr)."""
+    notebook = json.loads((EXAMPLES / "recordings" / framework / f"{example}.ipynb").read_text())
+    return ["".join(output["text"]) for cell in notebook["cells"] if set(cell["metadata"].get("tags", [])) & tags
+            for output in cell.get("outputs", []) if output.get("output_type") == "stream"]
+
+
+@pytest.mark.parametrize("page", LESSONS)
+def test_hidden_cells_a_page_displays_print_nothing(page):
+    """A lesson page shows text that a program prints only under the program's own shown cells: the
+    hidden cells it displays only draw (figures), so that the page's program prints every line the
+    page shows."""
+    for cell in hidden_cells(page):
+        for framework in FRAMEWORKS:
+            if (EXAMPLES / "recordings" / framework / f"{cell.example}.ipynb").exists():
+                assert printed_text(framework, cell.example, {cell.tag}) == [], (page, framework, cell.tag)
+
+
+def test_the_hidden_cell_check_sees_a_printing_harness():
+    """The check above reads real prints: the async page's hidden read-once-harness prints its speed-up."""
+    assert any("times as fast" in text for text in printed_text("pytorch", "async_computation",
+                                                                   {"read-once-harness"}))
 
 
 def test_the_side_stream_recipe_shown_is_safe():
