@@ -23,8 +23,9 @@ PAGES = sorted(p.stem for p in (ROOT / "docs" / "en" / CHAPTER).glob("*.rst"))
 LESSONS = [page for page in PAGES if page not in ("index", "measuring")]
 MAX_CELL_LINES = 12
 MAX_CELL_COLUMNS = 79
-# What a reader does not read as prose: example cells and their outputs, code, formulas, the reference list.
-NOT_PROSE = "div.example, pre, math, .math, .headerlink, .citation, .toctree-wrapper"
+# What a reader does not read as prose: example cells and their outputs, code, formulas, the reference list,
+# and the table of recorded ratios (data, one row per figure the book quotes).
+NOT_PROSE = "div.example, pre, math, .math, .headerlink, .citation, .toctree-wrapper, table.reproducibility"
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # Calls that only show or pass on values: a cell that calls nothing else measures nothing itself.
 REPORTING_CALLS = {

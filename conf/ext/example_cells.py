@@ -248,8 +248,7 @@ class HelperDirective(SphinxDirective):
             note_catalog_dependency(self.env)
             lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", "",
                       "      .. code-block:: python", "         :class: helper-code",
-                      "         :caption: " + _("%s, from helpers.py: the program imports it; "
-                                                "it is not one of the program's cells") % f"``{name}``", ""]
+                      "         :caption: " + _("%s in helpers.py, which the program imports") % f"``{name}``", ""]
             lines += textwrap.indent(source, " " * 9).splitlines() + [""]
         container = nodes.container(classes=["helper"])
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
