@@ -39,6 +39,7 @@ from browser_support import (
     serve,
     visit,
 )
+from code_comments import translate
 
 OTHER = {"en": "tr", "tr": "en"}
 CHAPTER = "chapter_computational-performance/"
@@ -378,8 +379,9 @@ def test_each_tab_downloads_its_own_framework(reader, site, lang):
                 status, body = fetch(link)
                 assert status == 200, f"{page}: {link}: HTTP {status}"
                 name = Path(urlsplit(link).path).name.rsplit("-", 1)[0] + ".py"
-                with zipfile.ZipFile(io.BytesIO(body)) as archive:
-                    assert archive.read(name) == (ROOT / "examples" / framework / name).read_bytes(), (
+                script = (ROOT / "examples" / framework / name).read_text(encoding="utf-8")
+                with zipfile.ZipFile(io.BytesIO(body)) as archive:  # the book's language in its comments
+                    assert archive.read(name).decode("utf-8") == translate(script, lang), (
                         f"{page}: the {framework} tab's {link} does not serve examples/{framework}/{name}")
                 checked += 1
     assert checked, f"no tab of the {lang} book offers a zip"
@@ -546,7 +548,7 @@ CHROME = [
      {"en": "Toggle primary sidebar", "tr": "Kitabın gezintisini göster/gizle"}),
     (".bd-header-article .secondary-toggle", "title",
      {"en": "Toggle secondary sidebar", "tr": "Sayfanın içindekilerini göster/gizle"}),
-    (".bd-header-article .theme-switch-button", "aria-label", {"en": "Color mode", "tr": "Renk modu"}),
+    (".bd-header-article .theme-switch-button", "aria-label", {"en": "Color mode", "tr": "Renk kipi"}),
     (".bd-header-article .theme-change-button[data-mode=auto]", "textContent",
      {"en": "System Settings", "tr": "Sistem ayarı"}),
     (".bd-header-article .theme-change-button[data-mode=light]", "textContent", {"en": "Light", "tr": "Açık"}),

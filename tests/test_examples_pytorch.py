@@ -85,9 +85,9 @@ def test_auto_parallelism_says_what_ran_where(runs):
         assert re.search(rf"^job {job}: 50 products of 48×48 on cpu$", out, re.M), out
         assert re.search(rf"^job {job} alone: ({TIME})$", out, re.M), out
     assert re.search(rf"^both together: ({TIME})$", out, re.M)
-    assert re.search(rf"^one after the other, the jobs would take ({TIME})$", out, re.M)
+    assert re.search(r"^one after the other: \d+ ms$", out, re.M)
     assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    assert re.search(r"^speed-up over one after the other, per job: \d+\.\d\d$", out, re.M)
+    assert re.search(r"^speed-up per job: \d+\.\d\d$", out, re.M)
     assert out.rstrip().endswith("--device cpu: what follows needs an NVIDIA GPU, so the program stops here.")
     assert "cuda" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
     for lang in ("en", "tr"):

@@ -88,7 +88,7 @@ def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: st
 
     for (label, value), row in zip(table_rows(lang), rows):
         previous, current = two_runs(value)
-        assert row[0] == label and row[2] == shown(current), (row, value)
+        assert row[0] == label.replace("'", "\N{RIGHT SINGLE QUOTATION MARK}") and row[2] == shown(current), (row, value)  # smart quotes: ’
         if previous is None:
             assert row[1] == "—" and row[3] == {"en": "no earlier run of this code",
                                                 "tr": "bu kodun önceki çalıştırması yok"}[lang]

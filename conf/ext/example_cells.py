@@ -116,12 +116,16 @@ def image_rst(data: dict, alt: str) -> list[str]:
 
 def cell_rst(cell: dict, alt: str, language: str, show_code: bool = True) -> list[str]:
     """The rST for one cell: its code (unless hidden) with its comments in this language, then each of
-    its outputs in this language."""
+    its outputs in this language. A hidden cell that draws shows its drawings only: what it prints
+    is no line of the page's program (a shown cell prints what the page quotes)."""
     lines = []
     if show_code:
         lines = [".. code-block:: python", "   :class: example-code", ""]
         lines += textwrap.indent(translate("".join(cell["source"]), language, strict=True), "   ").splitlines() + [""]
-    for output in chosen_outputs(cell, language):
+    outputs = chosen_outputs(cell, language)
+    if not show_code and any(k in o.get("data", {}) for o in outputs for k in IMAGE_TYPES):
+        outputs = [o for o in outputs if any(k in o.get("data", {}) for k in IMAGE_TYPES)]
+    for output in outputs:
         kind = output["output_type"]
         data = output.get("data", {})
         if kind == "stream":

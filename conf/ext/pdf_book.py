@@ -83,7 +83,10 @@ def make_ids_unique(tree: nodes.document) -> None:
 
 # Text that keeps its letters as they are: code, formulas, headings (the PDF's bookmarks quote them),
 # the stamps' data (and the title page's list of runs), and the citations' names and English titles.
-UNHYPHENATED = (nodes.FixedTextElement, nodes.literal, nodes.math, nodes.title, nodes.raw, nodes.citation)
+# Table cells too: Chromium draws a table cell by cell, so a word broken at the end of a cell's line
+# would be followed in the PDF's text by the next cell, not by its own second half.
+UNHYPHENATED = (nodes.FixedTextElement, nodes.literal, nodes.math, nodes.title, nodes.raw, nodes.citation,
+                nodes.table)
 UNHYPHENATED_CLASSES = {"recording-stamp", "pdf-runs", "bibtex-citation"}
 
 
