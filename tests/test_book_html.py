@@ -82,14 +82,17 @@ def expected_blocks(use: ExampleUse, framework: str, lang: str, first_use: bool)
     """What one framework's tab of an example must show, top to bottom: for each cell in the order the
     page names them, its code as the script has it, comments in the book's language (unless
     :hide-code:), then that cell's own recorded
-    outputs; a note when the tab would show nothing else; on the page's first use of the example in this
-    framework, the stamp and then the downloads."""
+    outputs (of a hidden cell that draws, its drawings only); a note when the tab would show nothing else;
+    on the page's first use of the example in this framework, the stamp and then the downloads."""
     recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{use.name}"))
     blocks = []
     for tag in use.cells:
         if not use.hide_code:
             blocks.append(("code", normalised(translate(script_cells(framework, use.name)[tag], lang, strict=True))))
-        blocks += output_blocks(recording.cell(tag), lang)
+        outputs = output_blocks(recording.cell(tag), lang)
+        if use.hide_code and any(kind == "image" for kind, _ in outputs):
+            outputs = [(kind, what) for kind, what in outputs if kind == "image"]
+        blocks += outputs
     if not blocks:
         blocks.append(("nothing", ""))
     return blocks + ([("stamp", ""), ("downloads", "")] if first_use else [])
@@ -507,7 +510,8 @@ def synthetic_books(tmp_path_factory) -> dict[str, BeautifulSoup]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books, lang):
-    """A :hide-code: example shows its outputs without code; of a figure drawn per language, each book
+    """A :hide-code: example shows its outputs without code, and of a cell that draws only its drawing
+    (what that cell printed is no line of the page's program); of a figure drawn per language, each book
     shows its own (SVG in English here, PNG in Turkish); the later use of the example carries no stamp,
     no short mark and no downloads."""
     first, second, *_ = synthetic_books[lang].select("div.example")
@@ -519,7 +523,7 @@ def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books,
         assert "--size 64" in stamps[0] and {"en": "1.2 s", "tr": "1,2 sn"}[lang] in stamps[0], stamps[0]
     for panel in second.select(".sd-tab-content"):
         assert not panel.select(".example-code"), "a :hide-code: example shows code"
-        assert [pre.get_text() for pre in panel.select(".example-output pre")] == ["drawn\n"]
+        assert [pre.get_text() for pre in panel.select(".example-output pre")] == []  # "drawn\n" printed
         images = panel.select("img.example-image")
         kind = {"en": "data:image/svg+xml;", "tr": "data:image/png;"}[lang]
         assert len(images) == 1 and images[0]["src"].startswith(kind), [i["src"][:30] for i in images]
