@@ -61,6 +61,7 @@ def planted(host, result):
     return same(host + (len(calls) == 7), result)  # the 7th copy differs by 1
 helpers.same = planted
 helpers.gpus = lambda choice="auto": [npx.cpu(1)]  # the copy check runs only with a GPU: pretend one
+helpers.BEST_COPY_MIB, helpers.BEST_PRODUCT_SIZES = (1, 2), (32, 64)  # the limits' runs, at tiny sizes
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
