@@ -108,3 +108,10 @@ html_theme_options = {
 # Copy buttons only on code, never on outputs or the stamp.
 copybutton_selector = "div.highlight-python pre"
 html_last_updated_fmt = None
+
+
+def setup(app):
+    """sphinx-book-theme's own catalog ("booktheme") calls its full-screen button "Tam ekran modu".
+    Ours, registered before the theme's and so read first, says "Tam ekran kipi": the glossary's word
+    for mode, as in "Renk kipi"."""
+    app.add_message_catalog("booktheme", str(CONF_DIR / "locale"))

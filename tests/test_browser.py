@@ -549,6 +549,7 @@ CHROME = [
     (".bd-header-article .secondary-toggle", "title",
      {"en": "Toggle secondary sidebar", "tr": "Sayfanın içindekilerini göster/gizle"}),
     (".bd-header-article .theme-switch-button", "aria-label", {"en": "Color mode", "tr": "Renk kipi"}),
+    (".bd-header-article .btn-fullscreen-button", "title", {"en": "Fullscreen mode", "tr": "Tam ekran kipi"}),
     (".bd-header-article .theme-change-button[data-mode=auto]", "textContent",
      {"en": "System Settings", "tr": "Sistem ayarı"}),
     (".bd-header-article .theme-change-button[data-mode=light]", "textContent", {"en": "Light", "tr": "Açık"}),
