@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+from sphinx.util.i18n import CatalogRepository
+
 CONF_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CONF_DIR / "ext"))  # our own extensions
 
@@ -113,5 +115,9 @@ html_last_updated_fmt = None
 def setup(app):
     """sphinx-book-theme's own catalog ("booktheme") calls its full-screen button "Tam ekran modu".
     Ours, registered before the theme's and so read first, says "Tam ekran kipi": the glossary's word
-    for mode, as in "Renk kipi"."""
+    for mode, as in "Renk kipi". Sphinx compiles only its own "sphinx" catalog this early, so a clean
+    checkout compiles ours here; registered without its .mo, it would be silently empty."""
+    for catalog in CatalogRepository(app.srcdir, locale_dirs, language, "utf-8").catalogs:
+        if catalog.domain == "booktheme" and catalog.is_outdated():
+            catalog.write_mo(language)
     app.add_message_catalog("booktheme", str(CONF_DIR / "locale"))
