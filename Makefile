@@ -25,6 +25,9 @@ EXECUTE       ?=
 # RECORD_ON_CPU=1: record on a machine without an NVIDIA GPU anyway (a check; do not commit it)
 RECORD_ON_CPU ?=
 PYTESTOPTS    ?=
+# how many processes `make test` runs the test files in (pytest-xdist; each file's tests stay in one
+# process, so a file's shared runs happen once); 2 keeps a 2-core machine busy, 1 runs them in turn
+TEST_WORKERS  ?= 2
 # the book that `make serve` previews, and its port on 127.0.0.1
 SERVE_LANG    ?= en
 SERVE_PORT    ?= 8000
@@ -159,7 +162,7 @@ check-recordings:  ## fail when an example (EXAMPLES=, SHARD=K/N narrow) changed
 	python3 conf/record.py --check $(RECORD_ARGS)
 
 test: pdf $(NUMPY2_VENV)/.installed  ## build the books and their PDFs, then run the test suite (browser, PDF and numpy 2 tests included, GPU tests deselected)
-	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python $(BOOK_PYTHON) -m pytest tests -m 'not gpu' $(PYTESTOPTS)
+	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python $(BOOK_PYTHON) -m pytest tests -m 'not gpu' -n $(TEST_WORKERS) --dist loadfile $(PYTESTOPTS)
 
 test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
 	$(GPU_VENV)/bin/python -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)

@@ -128,6 +128,8 @@ class Visit:
     language_links: list[str] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)  # article images: src, alt, naturalWidth, chart
+    url: str = ""  # where the tab was when the page had settled
+    inspected: object = None  # what the crawl's ``inspect`` found on the settled page
 
     def __repr__(self) -> str:  # short, for pytest's failure reports
         return f"Visit({self.page!r})"
@@ -150,13 +152,18 @@ def crawl_context(browser, base: str, external: list[str]):
     """A browser profile for visiting many pages, each as a first-time reader (no stored settings)."""
     context = new_context(browser, base, external)
     context.add_init_script("try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}")
+    # A reader whose languages the site does not have: the root page stays on its language chooser
+    # (an English or Turkish browser is sent on to its book, which the crawl opens anyway).
+    context.add_init_script("Object.defineProperty(navigator, 'languages', {get: () => ['de']})")
     return context
 
 
-def visit(context, base: str, page: str, external: list[str]) -> Visit:
+def visit(context, base: str, page: str, external: list[str], inspect=None) -> Visit:
     """Open one page in a new tab, wait until it settles, and note what happened.
 
-    ``external`` is the list that ``context`` notes blocked requests to other sites in.
+    ``external`` is the list that ``context`` notes blocked requests to other sites in. ``inspect``,
+    when given, is called with the settled tab, and what it returns is kept as ``Visit.inspected``
+    (the crawl runs axe this way, so that every page loads once for all the checks).
     """
     result = Visit(page)
     noted = len(external)
@@ -187,6 +194,14 @@ def visit(context, base: str, page: str, external: list[str]) -> Visit:
         tab.goto(base + page, wait_until="load")
         tab.wait_for_load_state("networkidle")
         facts = tab.evaluate(PAGE_FACTS_JS)
+        result.url = tab.url
+        if inspect is not None:
+            # What the inspection itself requests (axe fetches style sheets again, resolving their
+            # imports against the page) is not the page's doing.
+            tab.remove_listener("console", on_console)
+            tab.remove_listener("response", on_response)
+            tab.remove_listener("requestfailed", on_failed)
+            result.inspected = inspect(tab)
     finally:
         tab.close()
     result.external = external[noted:]

@@ -4,7 +4,7 @@
 books are served over HTTP on 127.0.0.1 from a thread; the browser may reach nothing else. Every page of
 both books is opened once as by a first-time reader, with no stored settings (the ``crawl`` fixture);
 the other tests drive the pages that show what they check. axe-core (axe-playwright-python, pinned in
-requirements.txt) checks every page for accessibility, about two minutes on a 2-core machine.
+requirements.txt) checks every page for accessibility during that crawl.
 ``test_make_serve_...`` runs ``make serve`` itself and takes about half a minute.
 """
 
@@ -44,6 +44,10 @@ from code_comments import translate
 OTHER = {"en": "tr", "tr": "en"}
 CHAPTER = "chapter_computational-performance/"
 FRAMEWORK_LABEL = 'data-sync-group="framework"'
+# What axe checks on every page: WCAG 2.1 A and AA, and axe's best practices, as the issue's review
+# ran them; a critical or serious violation fails.
+AXE_RULES = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}
+BLOCKING = ("critical", "serious")
 
 
 # Fixtures
@@ -80,12 +84,23 @@ def browser():
 
 @pytest.fixture(scope="session")
 def crawl(site, browser) -> dict[str, Visit]:
-    """Every page of both books and the language chooser, each opened as by a first-time reader."""
+    """Every page of both books and the language chooser, each opened as by a first-time reader, and
+    checked by axe-core once it has settled (``Visit.inspected``: its blocking violations)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+
+    def accessibility(tab) -> list[str]:
+        return [f"{violation['impact']} {violation['id']}: "
+                + "; ".join(node["html"][:120] for node in violation["nodes"][:3])
+                for violation in axe.run(tab, options=AXE_RULES).response["violations"]
+                if violation["impact"] in BLOCKING]
+
     pages = ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)]
     external: list[str] = []
     context = crawl_context(browser, site, external)
     try:
-        return {page: visit(context, site, page, external) for page in pages}
+        return {page: visit(context, site, page, external, inspect=accessibility) for page in pages}
     finally:
         context.close()
 
@@ -723,29 +738,14 @@ def test_make_serve_previews_the_book_rebuilds_on_a_change_and_stops_with_make(t
 # Accessibility
 # -------------
 
-# WCAG 2.1 A and AA, and axe's best practices, as the issue's review ran them.
-AXE_RULES = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}
-BLOCKING = ("critical", "serious")
 
-
-def test_axe_finds_no_critical_or_serious_violation_on_any_page(reader, site):
+def test_axe_finds_no_critical_or_serious_violation_on_any_page(crawl, site):
     """axe-core (pinned with axe-playwright-python) reports no critical or serious violation on the root
-    page nor on any page of either book."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe = Axe()
-    tab = reader()
-    tab.add_init_script("Object.defineProperty(navigator, 'languages', {get: () => ['de']})")  # stay on the chooser
-    problems = []
-    pages = ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)]
-    for page in pages:
-        tab.goto(site + page)  # waits for the load event: styles and images are in
-        assert tab.url == site + page, f"{page} moved to {tab.url} before axe could check it"
-        for violation in axe.run(tab, options=AXE_RULES).response["violations"]:
-            if violation["impact"] in BLOCKING:
-                where = "; ".join(node["html"][:120] for node in violation["nodes"][:3])
-                problems.append(f"{page}: {violation['impact']} {violation['id']}: {where}")
-    assert len(pages) > 10, f"axe checked only {pages}"
+    page nor on any page of either book (the crawl runs it on each page it opens)."""
+    moved = [f"{page} moved to {seen.url}" for page, seen in crawl.items() if seen.url != site + page]
+    assert not moved, f"axe checked other pages than those opened: {moved}"
+    assert len(crawl) > 10, f"axe checked only {list(crawl)}"
+    problems = [f"{page}: {problem}" for page, seen in crawl.items() for problem in seen.inspected]
     assert not problems, "\n".join(problems)
 
 

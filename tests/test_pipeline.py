@@ -480,7 +480,8 @@ def test_recording_on_the_cpu_when_asked_uses_the_book_environment(tmp_path: Pat
 @pytest.mark.parametrize("goal", ["html", "test", "check-recordings"])
 def test_cpu_goals_never_look_for_a_gpu(tmp_path: Path, goal: str):
     """`make html` and `make test` are the same with or without a GPU: no nvidia-smi, no .venv-gpu;
-    `make test` deselects the GPU tests and gives the numpy 2 test its environment."""
+    `make test` deselects the GPU tests, gives the numpy 2 test its environment and spreads the test files
+    over two processes."""
     for gpu in (True, False):
         env = fake_nvidia_smi(tmp_path, gpu)
         result = make_n(env, goal)
@@ -489,7 +490,7 @@ def test_cpu_goals_never_look_for_a_gpu(tmp_path: Path, goal: str):
     if goal == "test":
         command = result.stdout.splitlines()[-1]
         assert command == (f"MXNET_NUMPY2_PYTHON={ROOT}/.venv-numpy2/bin/python .venv/bin/python -m pytest tests "
-                           "-m 'not gpu' ")
+                           "-m 'not gpu' -n 2 --dist loadfile ")
 
 
 def test_gpu_tests_need_a_gpu_and_run_only_the_gpu_marker(tmp_path: Path):

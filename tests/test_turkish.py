@@ -42,10 +42,12 @@ REJECTED = {
     r"\bmod(u|unda|unu|da|a)?\b": "kip",
     r"\d ?x ?\d|\bn x n\b": "× (64×64, n × n)",
     r"\d\s*s\b(?!\.)|\(s\)": "sn",
+    r"ön uca bağlı": "ön ucun sınırladığı",
 }
 REJECTED_EXAMPLES = ["asenkron", "buyurgan programlama", "kuyruklanan", "eleman bazında işlem", "mini-grup",
                      "tensör birimi", "çoklu işlemci sayısı", "hesap akışı", "Hesaplamalı Performans",
-                     "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 s", "zaman (s)"]
+                     "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 s", "zaman (s)",
+                     "ön uca bağlıdır"]
 
 
 # The glossary names the forms it rejects with its role ``rejected`` (struck through).
