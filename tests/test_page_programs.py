@@ -13,6 +13,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -26,13 +28,16 @@ NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?")
 
 
 def run_program(page: str, framework: str, *args: str, timeout: int) -> subprocess.CompletedProcess:
-    """Save the page's program beside the framework's helpers, run it, and remove it."""
-    path = write_program(page, framework, EXAMPLES / framework)
-    try:
-        return subprocess.run([sys.executable, path.name, *args], cwd=path.parent, capture_output=True, text=True,
-                              timeout=timeout, env=dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1"))
-    finally:
-        path.unlink()
+    """Save the page's program in a scratch folder and run it from ``examples/<framework>/``, whose
+    helpers it imports. Saved beside them, it would count as one of their sources and make every
+    recording stale while it exists (a build running meanwhile, in another test process, would fail)."""
+    folder = EXAMPLES / framework
+    with tempfile.TemporaryDirectory() as scratch:
+        path = write_program(page, framework, Path(scratch))
+        imports = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+        return subprocess.run([sys.executable, str(path), *args], cwd=folder, capture_output=True, text=True,
+                              timeout=timeout,
+                              env=dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1", PYTHONPATH=imports))
 
 
 def test_every_lesson_page_shows_a_program_in_both_frameworks():
