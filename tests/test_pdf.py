@@ -375,8 +375,8 @@ def expected_destinations(book: Book) -> set[str]:
     targets = set()
     for page, body in book.articles.items():
         for link in body.select("a.reference.internal[href]"):
-            if link.find_parent(class_="toctree-wrapper"):
-                continue  # the PDF's own contents replace the toctrees
+            if link.find_parent(class_="toctree-wrapper") or "download" in link["class"]:
+                continue  # the PDF's own contents replace the toctrees; the downloads stay online
             address, _, fragment = urljoin(page, link["href"]).partition("#")
             address = address or page
             targets.add(anchor(docnames[address], unquote(fragment) or first_sections[address]))
