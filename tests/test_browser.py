@@ -509,8 +509,8 @@ def test_pages_are_usable_at_phone_width(reader, site, lang):
     tab = reader(viewport={"width": 375, "height": 812}, device_scale_factor=2, is_mobile=True, has_touch=True)
     problems = []
     for page in book_pages(lang):
-        tab.goto(site + page)
-        tab.wait_for_load_state("networkidle")
+        tab.goto(site + page)  # the load event: styles and images are in; the fonts may still come
+        tab.evaluate("document.fonts.ready.then(() => true)")
         layout = tab.evaluate(OVERFLOW_JS)
         if layout["scrollWidth"] > layout["width"]:
             problems.append(f"{page}: the page is {layout['scrollWidth']} px wide at {layout['width']} px; "
