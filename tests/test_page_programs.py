@@ -164,7 +164,7 @@ def test_the_side_stream_recipe_shown_is_safe():
 
 @pytest.mark.parametrize("language, definition", [
     ("en", "The time the work would take if it overlapped fully, divided by the measured time; at most 1"),
-    ("tr", "İşin tamamen örtüşseydi alacağı sürenin ölçülen süreye oranı; en çok 1")])
+    ("tr", "İş tamamen örtüşseydi sürecek zamanın ölçülen süreye oranı; en çok 1")])
 def test_the_glossary_defines_efficiency_as_ideal_over_measured(language, definition):
     """Every efficiency in the book is ideal / measured, at most 1; the glossary says so (it once had
     it upside down)."""
