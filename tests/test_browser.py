@@ -45,8 +45,9 @@ OTHER = {"en": "tr", "tr": "en"}
 CHAPTER = "chapter_computational-performance/"
 FRAMEWORK_LABEL = 'data-sync-group="framework"'
 # What axe checks on every page: WCAG 2.1 A and AA, and axe's best practices, as the review
-# ran them; a critical or serious violation fails.
-AXE_RULES = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}
+# ran them; a critical or serious violation fails. axe details only the violations (every node of
+# each), not the rules that pass, which saves a quarter of its time.
+AXE_RULES = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"], "resultTypes": ["violations"]}
 BLOCKING = ("critical", "serious")
 
 
