@@ -32,12 +32,12 @@ from browser_support import (
     LinkChecker,
     Visit,
     book_pages,
+    crawl as crawl_pages,
     crawl_context,
     fetch,
     free_port,
     new_context,
     serve,
-    visit,
 )
 from code_comments import translate
 
@@ -97,11 +97,10 @@ def crawl(site, browser) -> dict[str, Visit]:
                 for violation in axe.run(tab, options=AXE_RULES).response["violations"]
                 if violation["impact"] in BLOCKING]
 
-    pages = ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)]
-    external: list[str] = []
-    context = crawl_context(browser, site, external)
+    context = crawl_context(browser, site)
     try:
-        return {page: visit(context, site, page, external, inspect=accessibility) for page in pages}
+        return crawl_pages(context, site, ["index.html"] + [page for lang in LANGUAGES for page in book_pages(lang)],
+                           inspect=accessibility)
     finally:
         context.close()
 
