@@ -79,6 +79,7 @@ CASES = {
     "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--figures", "{tmp}/sweep"],
     "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--json"],
     "sweep_bad": ["parallelism_sweep.py", "--sizes", "64,x"],
+    "sweep_too_big": ["parallelism_sweep.py", "--size", "200000"],
     "pretend_1gpu": ["-c", PRETEND, "1", "auto_parallelism.py", "--size", "32", "--repeats", "1", "--json"],
     "pretend_2gpu": ["-c", PRETEND, "2", "auto_parallelism.py", "--size", "32", "--repeats", "1",
                      "--figures", "{tmp}/pretend"],
@@ -289,6 +290,14 @@ def test_bad_options_exit_2(runs, name, option):
     status, out, err, _ = runs[name]
     assert status == 2 and out == ""
     assert f"error: argument {option}" in err and "Traceback" not in err
+
+
+def test_a_cpu_sweep_too_large_is_refused(runs):
+    """--size above the CPU sweep's largest is refused with one line, never silently clamped."""
+    status, out, err, _ = runs["sweep_too_big"]
+    assert status == 2 and out == "", (out, err)
+    assert err.strip().count("\n") == 0 and "Traceback" not in err
+    assert "error: --size 200000: the CPU sweep goes up to 1024 at most" in err
 
 
 def test_device_gpu_without_a_gpu_exits_2(runs):

@@ -155,7 +155,7 @@ def test_roofline_points_and_the_figure_draw_exactly_them():
     assert points[2][1] == pytest.approx(GELU_FLOPS / GELU_FUSED_BYTES)
     for lang in ("en", "tr"):
         fig = draw_roofline({"ceiling_memory": 4250.0, "ceiling_l2": 9000.0, "ceiling_link": 55.0},
-                            {"fp32": 50.0, "bf16": 760.0}, {"memory": 4917.0, "fp32": 66.9}, points, 4000,
+                            {"fp32": 50.0, "tf32": 400.0, "bf16": 760.0}, {"memory": 4917.0, "fp32": 66.9}, points, 4000,
                             "cuda:0 (NVIDIA H200)", lang)
         markers = [(line.get_xdata()[0], line.get_ydata()[0]) for line in fig.axes[0].lines
                    if line.get_marker() not in ("None", "", None) and len(line.get_xdata()) == 1]
@@ -163,6 +163,9 @@ def test_roofline_points_and_the_figure_draw_exactly_them():
         labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         assert ("GELU, derlenmiş (1 çekirdek)" if lang == "tr" else "GELU, compiled (1 kernel)") in labels
         assert ("GPU'da kopya, 4250 GB/s" if lang == "tr" else "copy on the GPU, 4250 GB/s") in labels
+        # sizes with a multiplication sign, and TF32 under NVIDIA's name for it
+        assert ("4000×4000 çarpım, fp32" if lang == "tr" else "4000×4000 product, fp32") in labels
+        assert ("TF32 çarpımları, 400 TFLOP/s" if lang == "tr" else "TF32 products, 400 TFLOP/s") in labels
 
 
 def test_gelu_times_come_only_from_a_recording_of_the_same_gpu_model(tmp_path):

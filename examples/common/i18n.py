@@ -110,7 +110,7 @@ TEXTS["en"].update({
     "ceiling_link": "pinned copy to the GPU, {value} GB/s",
     "ceiling_compute": "{precision} products, {value} TFLOP/s",
     "peak_line": "peaks from the hardware (dashed)",
-    "point_product": "{n}x{n} product, fp32",
+    "point_product": "{n}×{n} product, fp32",
     "point_gelu_eager": "GELU, eager (9 kernels)",
     "point_gelu_compiled": "GELU, compiled (1 kernel)",
 })
@@ -121,9 +121,9 @@ TEXTS["tr"].update({
     "ceiling_memory": "GPU'da kopya, {value} GB/s",
     "ceiling_l2": "L2 önbelleği içinde kopya, {value} GB/s",
     "ceiling_link": "GPU'ya sabitlenmiş bellekten kopya, {value} GB/s",
-    "ceiling_compute": "{precision} çarpımlar, {value} TFLOP/s",
+    "ceiling_compute": "{precision} çarpımları, {value} TFLOP/s",
     "peak_line": "donanımdan hesaplanan tepe değerler (kesikli)",
-    "point_product": "{n}x{n} çarpım, fp32",
+    "point_product": "{n}×{n} çarpım, fp32",
     "point_gelu_eager": "GELU, anında yürütme (9 çekirdek)",
     "point_gelu_compiled": "GELU, derlenmiş (1 çekirdek)",
 })

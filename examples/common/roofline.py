@@ -29,6 +29,8 @@ GELU_FLOPS = 9  # per number: 4 multiplications, 2 additions, 2 scalings and a t
 GELU_EAGER_BYTES = 88  # per number: 9 operations, 3 reading two tensors, each writing one (4 bytes each)
 GELU_FUSED_BYTES = 8  # per number: read x, write the result
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+# How the legend writes a precision: TF32 is NVIDIA's name for a format, the others are type names
+PRECISION_NAMES = {"tf32": "TF32"}
 
 
 def product_intensity(n: int, bytes_per_number: int = 4) -> float:
@@ -80,7 +82,8 @@ def draw_roofline(bandwidths: Dict[str, float], computes: Dict[str, float], peak
                 label=text(lang, key, value=number(gbps, lang, ".0f")))
     for (precision, tflops), color in zip(computes.items(), ("tab:orange", "tab:green", "tab:red", "tab:purple")):
         ax.plot(x, [min(tflops, bandwidths["ceiling_memory"] * i / 1e3) for i in x], color=color,
-                label=text(lang, "ceiling_compute", precision=precision, value=number(tflops, lang, ".0f")))
+                label=text(lang, "ceiling_compute", precision=PRECISION_NAMES.get(precision, precision),
+                           value=number(tflops, lang, ".0f")))
     memory_peak = peaks.pop("memory", None)
     for tflops in peaks.values():
         ax.plot(x, [min(tflops, (memory_peak or float("inf")) * i / 1e3) for i in x], color="gray",
