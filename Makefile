@@ -85,8 +85,16 @@ endif
 RECORD_PYTHON ?= $(if $(HAVE_GPU),$(GPU_VENV)/bin/python,$(BOOK_PYTHON))
 RECORD_SETUP  := $(if $(filter $(GPU_VENV)/bin/python,$(RECORD_PYTHON)),$(GPU_VENV)/.installed,$(if $(filter $(VENV)/bin/python,$(RECORD_PYTHON)),$(VENV_STAMP)))
 RECORD_ARGS    = $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(if $(SHARD),--shard $(SHARD))
-# What the offline GPU machine uses: its own python3 and the wheels installed into .gpu-site/
-GPU_SITE_PATH := PYTHONPATH=$(abspath $(GPU_SITE))$(if $(PYTHONPATH),:$(PYTHONPATH))
+# What the offline GPU machine uses: its own python3, the wheels installed into .gpu-site/, and the
+# bytecode that gpu-install writes into .gpu-site/pycache/. That python3 writes no bytecode itself
+# (PYTHONDONTWRITEBYTECODE=1), so without it each of the record step's kernels compiled torch's,
+# MXNet's and Jupyter's Python sources again (import torch: 4.6 s there). Inductor's compile cache
+# is another matter and stays empty.
+GPU_SITE_PATH := PYTHONPYCACHEPREFIX=$(abspath $(GPU_SITE))/pycache PYTHONPATH=$(abspath $(GPU_SITE))$(if $(PYTHONPATH),:$(PYTHONPATH))
+# What gpu-install imports to write that bytecode: for each wheel folder, from the examples folder
+# that the import runs in (the MXNet helpers first let MXNet import under numpy 2)
+BYTECODE_FOR_record := pytorch:import helpers, common.plots, common.roofline, common.hybridize, matplotlib.pyplot, torch._dynamo, torch._inductor.compile_fx, sphinx.cmd.build, myst_nb, jupytext, nbclient, ipykernel.kernelapp
+BYTECODE_FOR_mxnet  := mxnet:import helpers, common.plots, common.hybridize, matplotlib.pyplot
 
 .PHONY: help html pdf debian-tools record check-recordings test test-gpu serve wheelhouse gpu-install gpu-record gpu-test clean
 
@@ -213,6 +221,18 @@ gpu-install:  ## on an offline GPU machine: install the wheel folders present in
 	  echo "This machine lacks libgomp or libquadmath, which MXNet needs: using the copies in $(WHEELHOUSE)/mxnet/lib/"; \
 	  cp $(WHEELHOUSE)/mxnet/lib/* $(GPU_SITE)/mxnet/; \
 	fi
+	@for part in $(WHEELHOUSE)/*/; do \
+	  name=$$(basename $$part); \
+	  test -f $(GPU_SITE)/.bytecode-$$name && cmp -s $(GPU_SITE)/.installed-$$name $(GPU_SITE)/.bytecode-$$name && continue; \
+	  echo "Writing the bytecode of what the examples import with $$part into $(GPU_SITE)/pycache/"; \
+	  case $$name in \
+	    record) what="$(BYTECODE_FOR_record)";; \
+	    mxnet) what="$(BYTECODE_FOR_mxnet)";; \
+	    *) echo "no imports are listed for $$part (BYTECODE_FOR_$$name)"; exit 1;; \
+	  esac; \
+	  (cd examples/$${what%%:*} && env -u PYTHONDONTWRITEBYTECODE $(GPU_SITE_PATH) python3 -c "$${what#*:}") || exit 1; \
+	  cp $(GPU_SITE)/.installed-$$name $(GPU_SITE)/.bytecode-$$name; \
+	done
 
 gpu-record:  ## on an offline GPU machine: record every example with its python3 and .gpu-site/ (after gpu-install of record and mxnet)
 	@for name in record $(if $(EXAMPLES),,mxnet); do \

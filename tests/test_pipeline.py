@@ -543,7 +543,9 @@ def test_gpu_install_takes_each_wheel_folder_once(tmp_path: Path):
     bindir.mkdir()
     (bindir / "python3").symlink_to(sys.executable)  # the machine's python3 (here: one with pip)
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}")
-    make = ["make", "gpu-install", f"WHEELHOUSE={wheels}", f"GPU_SITE={site}"]
+    # the real imports need the real packages (test_bytecode_imports_name_modules_that_exist)
+    make = ["make", "gpu-install", f"WHEELHOUSE={wheels}", f"GPU_SITE={site}",
+            "BYTECODE_FOR_record=pytorch:import recordpkg", "BYTECODE_FOR_mxnet=mxnet:import mxnet"]
     empty = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True)
     assert empty.returncode != 0 and "No wheels in" in empty.stdout
     write_wheel(wheels / "record", "recordpkg")
@@ -555,6 +557,10 @@ def test_gpu_install_takes_each_wheel_folder_once(tmp_path: Path):
     second = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     assert f"{wheels}/record/: installed already" in second.stdout and f"Installing {wheels}/mxnet/" in second.stdout
+    # the bytecode of what was imported, written once per wheel folder for a python3 that writes none
+    assert second.stdout.count("Writing the bytecode") == 1 and f"with {wheels}/mxnet/" in second.stdout
+    assert list((site / "pycache").rglob("recordpkg/__pycache__/__init__.*.pyc")) == [] and \
+        len(list((site / "pycache").rglob("recordpkg/__init__.*.pyc"))) == 1
     check = subprocess.run([sys.executable, "-c", "import recordpkg, mxnet; print(recordpkg.VALUE, mxnet.VALUE)"],
                            env=dict(os.environ, PYTHONPATH=str(site)), capture_output=True, text=True)
     assert check.stdout == "recordpkg mxnet\n", check.stderr
@@ -563,6 +569,23 @@ def test_gpu_install_takes_each_wheel_folder_once(tmp_path: Path):
                              cwd=ROOT, env=env, capture_output=True, text=True)
     assert lacking.returncode == 0 and "This machine lacks libgomp or libquadmath" in lacking.stdout
     assert (site / "mxnet/libgomp.so.1").read_text() == "a copy"
+
+
+def test_bytecode_imports_name_modules_that_exist():
+    """gpu-install imports these to write their bytecode; a misspelt module would fail only there."""
+    database = subprocess.run(["make", "-pn", "help"], cwd=ROOT, capture_output=True, text=True).stdout
+    lists = dict(re.findall(r"^BYTECODE_FOR_(\w+) := (\w+:.*)$", database, re.M))
+    assert set(lists) == {"record", "mxnet"}, lists
+    for name, what in lists.items():
+        folder, _, imports = what.partition(":import ")
+        modules = [m.strip() for m in imports.split(",")]
+        # as the helpers do, the examples folder is on the path too (for ``common``)
+        check = ("import importlib.util, sys; sys.path.append('..'); missing = [m for m in sys.argv[1:] "
+                 "if importlib.util.find_spec(m) is None]; print(missing)")
+        found = subprocess.run([sys.executable, "-c", check, *modules], cwd=ROOT / "examples" / folder,
+                               capture_output=True, text=True)
+        assert found.stdout.strip() == "[]", (name, found.stdout, found.stderr)
+        assert len(modules) >= 4 and "helpers" in modules
 
 
 def test_gpu_record_needs_both_wheel_folders_installed(tmp_path: Path):
