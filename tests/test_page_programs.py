@@ -26,7 +26,9 @@ from page_programs import (EXAMPLES, FRAMEWORKS, LESSONS, Cell, device_guards, h
 PAGES = [(page, framework) for page in LESSONS for framework in FRAMEWORKS if shown_cells(page, framework)]
 STOPPED = "what follows needs"
 # Values may differ from the recorded run, and so may the unit a time is printed in.
-NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?")
+# A value the run printed: a number, with its unit if any, or "never", the break-even of a saving that
+# did not come (the hybridize page prints one or the other, as the run went).
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?|\bnever\b")
 
 
 def run_program(page: str, framework: str, *args: str, timeout: int) -> subprocess.CompletedProcess:

@@ -69,7 +69,7 @@ HARDWARE = [
     "devices", "host_threads", "t_host_copy", "host_copy_gbps", "t_read_order", "t_read_random",
     "slowdown_random_read", "cpu_mm_size", "t_cpu_mm_one", "t_cpu_mm_all", "cpu_one_gflops",
     "cpu_all_gflops", "speedup_cpu_threads", "t_cpu_op_issue", "t_cpu_op_done",
-    "t_gpu_op_issue", "t_gpu_op_gpu", "op_product_side", "t_sync", "t_item", "t_h2d_small",
+    "t_gpu_op_issue", "t_gpu_op_gpu", "t_sync", "t_item", "t_h2d_small",
     "t_memory_copy", "memory_copy_gbps", "memory_peak_gbps", "memory_frac",
     "l2_mib", "t_l2_copy", "l2_copy_gbps", "speedup_l2_copy",
     "t_h2d_pageable", "t_h2d_pinned", "t_d2h_pageable", "t_d2h_pinned", "h2d_pageable_gbps",
@@ -80,6 +80,5 @@ HARDWARE = [
     "fp32_frac", "tf32_frac", "bf16_frac", "fp16_frac", "fp8_frac",
     "t_mm_chapter", "gelu_recording", "roofline_points",
     # The latencies in µs to one significant digit: what the prose may quote of one run.
-    "cpu_op_issue_us", "cpu_op_done_us", "gpu_op_issue_us", "gpu_op_gpu_us", "sync_us", "item_us",
-    "h2d_small_us",
+    "cpu_op_issue_us", "cpu_op_done_us", "gpu_op_issue_us", "gpu_op_gpu_us",
 ]

@@ -34,7 +34,7 @@ import helpers  # the book's devices and timer; first, for MXNet's imports
 from mxnet import np, npx
 
 devices = helpers.two_devices()  # two GPUs, a GPU and the CPU, or the CPU
-sizes = helpers.job_sizes(devices)  # the CPU's job as long as the GPU's
+sizes = helpers.job_sizes(devices)  # the CPU's job sized to match the GPU's
 xs = [np.random.uniform(size=(n, n), ctx=d) for n, d in zip(sizes, devices)]
 
 # %% tags=["setup-harness"]

@@ -130,7 +130,7 @@ report.publish_all({"export_files": sorted(p.name for p in path.parent.iterdir()
 
 
 # %% tags=["graph-setup"]
-steps, w = 200, np.random.uniform(size=(64, 64), ctx=device) / 64
+steps, w = 200, np.random.uniform(size=(64, 64), ctx=device) / 32
 y0 = np.random.uniform(size=(64, 64), ctx=device)
 
 

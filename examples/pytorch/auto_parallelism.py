@@ -35,7 +35,7 @@ import torch
 import helpers  # the book's devices and timer
 
 devices = helpers.two_devices()  # two GPUs, a GPU and the CPU, or the CPU
-sizes = helpers.job_sizes(devices)  # the CPU's job as long as the GPU's
+sizes = helpers.job_sizes(devices)  # the CPU's job sized to match the GPU's
 xs = [torch.rand(n, n, device=d) for n, d in zip(sizes, devices)]
 
 # %% tags=["setup-harness"]

@@ -113,7 +113,7 @@ report.publish_all({"export_files": sorted(p.name for p in path.parent.iterdir()
 
 # %% tags=["graph-setup", "raises-exception"]
 gpu = helpers.gpu()  # CUDA graphs need a GPU: the program stops without one
-steps, w = 200, torch.rand(64, 64, device=gpu) / 64
+steps, w = 200, torch.rand(64, 64, device=gpu) / 32
 y0 = torch.rand(64, 64, device=gpu)
 
 
