@@ -29,6 +29,13 @@ STOPPED = "what follows needs"
 # A value the run printed: a number, with its unit if any, or "never", the break-even of a saving that
 # did not come (the hybridize page prints one or the other, as the run went).
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?|\bnever\b")
+# The model in "device: cuda:0 (NVIDIA H200)" is the machine's, not the program's.
+DEVICE_MODEL = re.compile(r"^(device: \S+) \(.*\)$")
+
+
+def masked(line: str) -> str:
+    """A printed line with its values and the device's model masked."""
+    return NUMBER.sub("#", DEVICE_MODEL.sub(r"\1 (#)", line))
 
 
 def run_program(page: str, framework: str, *args: str, timeout: int) -> subprocess.CompletedProcess:
@@ -109,7 +116,7 @@ def shown_output_lines(page: str, framework: str) -> list[str]:
         if set(cell.get("metadata", {}).get("tags", [])) & tags:
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "stream" and output.get("name") == "stdout":
-                    lines += [NUMBER.sub("#", line) for line in "".join(output["text"]).splitlines() if line.strip()]
+                    lines += [masked(line) for line in "".join(output["text"]).splitlines() if line.strip()]
     return lines
 
 
@@ -121,7 +128,7 @@ def test_page_programs_run_to_their_end_on_the_gpu_and_print_what_the_page_shows
     done = run_program(page, framework, *args, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert STOPPED not in done.stdout
-    printed = {NUMBER.sub("#", line) for line in done.stdout.splitlines()}
+    printed = {masked(line) for line in done.stdout.splitlines()}
     expected = [line for line in shown_output_lines(page, framework) if not line.startswith("size: #")]
     missing = [line for line in expected if line not in printed]
     assert not missing, f"{page}/{framework}: the page shows lines the program did not print: {missing}"
