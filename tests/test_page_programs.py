@@ -183,3 +183,12 @@ def test_the_glossary_defines_efficiency_as_ideal_over_measured(language, defini
     it upside down)."""
     text = (EXAMPLES.parent / "docs" / language / "glossary.rst").read_text(encoding="utf-8")
     assert definition in " ".join(text.split())
+
+
+def test_masking_hides_values_and_the_device_model_but_not_the_words():
+    """Two runs' lines match when only values or the GPU model differ, and differ when a word does."""
+    assert masked("device: cuda:0 (NVIDIA H200)") == masked("device: cuda:0 (NVIDIA H100 80GB HBM3)")
+    assert masked("calls until compiling pays off: never") == masked("calls until compiling pays off: 4271")
+    assert masked("eager loop: 5.84 ms [5.79-6.00]") == masked("eager loop: 812 µs [800-900]")
+    assert masked("eager loop: 5.84 ms") != masked("eager step: 5.84 ms")
+    assert masked("same result: True") != masked("same result: False")
