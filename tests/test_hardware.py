@@ -221,14 +221,14 @@ def test_the_limit_check_notices_a_missing_formula_and_a_fraction_above_1():
 def test_every_recorded_limit_has_its_formula_and_no_fraction_exceeds_1_unless_the_page_says_why():
     """In the recorded run every limit line has its formula and a fraction of at most 1; every glued
     fraction is at most 1; the one rate set beside a limit it may beat, the L2 copy beside device
-    memory, is explained where the page quotes it, in both languages."""
+    memory, is explained in the paragraph that quotes the memory's fraction, in both languages."""
     _, glue, lines = recorded()
     assert any(line.startswith("copy 1 GiB on the GPU: ") and "; limit: " in line for line in lines), lines
     assert limit_problems(lines) == []
     above = {k: v for k, v in glue.items() if k.endswith("_frac") and v is not None and v > 1}
     assert not above, above
     for lang, page in PAGES.items():
-        paragraphs = [p for p in page.read_text(encoding="utf-8").split("\n\n") if "::speedup_l2_copy" in p]
+        paragraphs = [p for p in page.read_text(encoding="utf-8").split("\n\n") if "::memory_frac" in p]
         assert paragraphs and all(ABOVE_THE_LIMIT[lang] in " ".join(p.split()) for p in paragraphs), lang
 
 
