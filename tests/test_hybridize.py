@@ -181,3 +181,33 @@ def test_gpu_captures_two_streams_and_replays_eager_results(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["streams.en.png", "streams.tr.png"]
     for key, loop in (("t_step_backend", "t_loop_eager"), ("t_step_backend_graph", "t_loop_graph")):
         assert 0 < obj[key] * STEPS <= obj[loop] * 1.05, key  # the GPU's share of the whole loop
+
+
+# The loop of the CUDA-graph section: "steps, w = 200, <64 x 64 uniform numbers> / <scale>".
+LOOP_WEIGHTS = re.compile(r"^steps, w = (\d+), .*\(64, 64.*\) / (\d+)$", re.MULTILINE)
+
+
+def loop_result(steps: int, scale: int):
+    """y after ``steps`` steps of y = tanh(y @ w), with y and w * scale uniform in [0, 1), in fp32."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    y = rng.random((64, 64), dtype=np.float32)
+    w = rng.random((64, 64), dtype=np.float32) / np.float32(scale)
+    for _ in range(steps):
+        y = np.tanh(y @ w)
+    return y
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "mxnet"])
+def test_the_graph_loop_computes_normal_numbers_to_its_last_step(framework):
+    """The captured loop (timed by MXNet on the CPU) keeps y far from zero. With w scaled by 1/64, y
+    halved at each step, turned subnormal and then 0: the capture check compared zeros, and the CPU
+    timed subnormal arithmetic, several times slower."""
+    source = (EXAMPLES / framework / "hybridize.py").read_text(encoding="utf-8")
+    steps, scale = map(int, LOOP_WEIGHTS.search(source).groups())
+    assert steps == STEPS
+    assert loop_result(steps, scale).min() > 1e-6, (framework, scale)
+
+
+def test_the_loop_check_catches_the_scale_that_decayed_to_zero():
+    assert loop_result(STEPS, 64).max() == 0.0
