@@ -242,3 +242,15 @@ def test_the_recorded_roofline_draws_the_points_the_run_glued_in_both_languages(
     assert (len(glue["roofline_points"]) == 3) == (glue["gelu_recording"] is not None)
     cell = next(c for c in notebook["cells"] if "roofline-harness" in c["metadata"].get("tags", []))
     assert [o["metadata"]["book_language"] for o in cell["outputs"] if "image/png" in o.get("data", {})] == ["en", "tr"]
+
+
+def test_each_timed_host_read_takes_fresh_numbers():
+    """A read that repeats the same 16 MiB finds them in the CPU's cache (the recording host's L3 holds
+    300 MiB), so an in-order read of one block against random reads of the whole GiB compared cache with
+    memory: every timed read in order takes the next block of ``big``, every read at random new indices."""
+    source = (EXAMPLES / "pytorch" / "hardware.py").read_text(encoding="utf-8")
+    cell = source.split('# %% tags=["host-memory"]')[1].split("# %%")[0]
+    assert re.search(r"^blocks = iter\(big\.view\(\d+, 2\*\*22\)\)", cell, re.M), cell
+    assert re.search(r"^scattered = iter\(torch\.randint\(big\.numel\(\), \(\d+, 2\*\*22\)\)\)", cell, re.M), cell
+    assert "lambda: next(blocks).take(order).sum()" in cell, cell
+    assert "lambda: big.take(next(scattered)).sum()" in cell, cell
