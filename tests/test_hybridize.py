@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +190,6 @@ LOOP_WEIGHTS = re.compile(r"^steps, w = (\d+), .*\(64, 64.*\) / (\d+)$", re.MULT
 
 def loop_result(steps: int, scale: int):
     """y after ``steps`` steps of y = tanh(y @ w), with y and w * scale uniform in [0, 1), in fp32."""
-    import numpy as np
     rng = np.random.default_rng(0)
     y = rng.random((64, 64), dtype=np.float32)
     w = rng.random((64, 64), dtype=np.float32) / np.float32(scale)
