@@ -71,6 +71,23 @@ def median_seconds(timing: str) -> float:
     return float(value) * UNIT[unit]
 
 
+def median_interval(timing: str) -> tuple[float, float]:
+    """The seconds that a printed median (3 significant digits, ``131 ms``) may stand for: half a unit
+    of its last digit either side."""
+    value, unit = timing.split(" ")[:2]
+    half = 0.5 * 10 ** -len(value.partition(".")[2])
+    return (float(value) - half) * UNIT[unit], (float(value) + half) * UNIT[unit]
+
+
+def overlap_range(alone: list[tuple[float, float]], together: tuple[float, float]) -> tuple[float, float]:
+    """The lowest and highest overlap, (sum - together) / (sum - max), that times within these
+    intervals give (it is monotone in each time, so its extremes lie at the corners)."""
+    from itertools import product
+
+    values = [(sum(a) - t) / (sum(a) - max(a)) for *a, t in product(*alone, together)]
+    return min(values), max(values)
+
+
 def run_cases(names: list[str], timed: list[str], launch: Callable[[str], subprocess.Popen],
               tmp: Path, hang_prone: tuple[str, ...] = ()) -> dict[str, tuple[int, str, str, Path]]:
     """Run every case; return name -> (exit status, stdout, stderr, tmp folder).
@@ -177,7 +194,8 @@ CPU_NOTES = {
             "CPU: eager PyTorch runs each operation before the call returns, so nothing is queued and the "
             "blockers below have nothing to wait for.",
             "CPU: the work was done when the calls returned, so every case took as long as the work itself.",
-            "CPU: Python runs each step itself, so issuing a step takes as long as running it."],
+            "CPU: Python runs each step itself, so issuing a step takes as long as running it.",
+            "CPU: nothing is queued; each call ran its operation before it returned."],
         "parallelism_sweep": [
             "{why}: sweeping the CPU only (two jobs = two threads); the copy overlap needs a GPU."],
         "hybridize": ["{why}: what follows needs an NVIDIA GPU, so the program stops here."],

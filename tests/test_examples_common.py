@@ -52,22 +52,18 @@ def test_count_equal_finds_a_planted_mismatch():
     assert stats.count_equal([], lambda a, b: True) == 0
 
 
-def test_parallel_efficiency_is_slowest_alone_over_together():
-    """1 means the lanes ran fully at once, 1/N means one after another."""
-    assert stats.parallel_efficiency([1.0, 2.0], 2.0) == 1.0
-    assert stats.parallel_efficiency([1.0, 1.0], 2.0) == 0.5
-    assert stats.parallel_efficiency([1.0, 1.0, 1.0, 1.0], 4.0) == 0.25
-    assert stats.parallel_efficiency([1.0, None], 2.0) is None
-    assert stats.parallel_efficiency([], 2.0) is None
-    assert stats.parallel_efficiency([1.0], 0.0) is None
-
-
-def test_overlap_efficiency_is_longer_part_over_both():
-    """Full overlap gives 1; none gives max/(sum); a missing time gives None, not an error."""
-    assert stats.overlap_efficiency(1.0, 3.0, 3.0) == 1.0
-    assert stats.overlap_efficiency(1.0, 3.0, 4.0) == 0.75
-    assert stats.overlap_efficiency(None, 3.0, 4.0) is None
-    assert stats.overlap_efficiency(1.0, 3.0, None) is None
+def test_overlap_is_the_share_of_the_shorter_job_hidden_under_the_longer():
+    """1 at full overlap and 0 when the jobs take turns, whatever their lengths (the old max/together
+    gave 0.67 for unequal jobs that took turns, and "speed-up per job" read below 1 at full overlap)."""
+    from common import stats
+    assert stats.overlap([1.0, 2.0], 2.0) == 1.0  # the short job hid completely
+    assert stats.overlap([1.0, 2.0], 3.0) == 0.0  # they took turns
+    assert stats.overlap([1.0, 1.0], 1.5) == 0.5
+    assert stats.overlap([1.0, 3.0], 3.5) == 0.5  # half the shorter job hidden
+    assert stats.overlap([1.0, 1.0], 2.5) == -0.5  # together was slower than taking turns
+    assert stats.overlap([1.0, 1.0, 1.0, 1.0], 1.0) == 1.0 and stats.overlap([1.0] * 4, 4.0) == 0.0
+    assert stats.overlap([1.0, None], 2.0) is None and stats.overlap([], 2.0) is None
+    assert stats.overlap([1.0, 2.0], None) is None and stats.overlap([1.0], 1.0) is None
 
 
 def test_rates_and_ratios():
@@ -224,17 +220,18 @@ def test_sweep_table_writes_every_time_in_ms_and_copy_columns_only_with_copies()
     Turkish reader takes for thousands), and no column of n/a on a device without copies; in Turkish,
     Turkish titles and decimal commas."""
     from common import report
-    gpu_row = {"one": 0.0008976, "two": 0.0018, "parallel_eff": 0.5, "copy": 0.0003522, "both": 0.0012,
-               "overlap_eff": 0.739}
+    gpu_row = {"one": 0.0008976, "two": 0.0018, "overlap_two": 0.5, "copy": 0.0003522, "both": 0.0012,
+               "overlap_copy": 0.739}
     lines = report.sweep_table({64: gpu_row, 4000: {**gpu_row, "one": 0.1309}}, copies=True).splitlines()
-    assert "size  one job (ms)  two at once (ms)" in lines[0] and "overlap eff" in lines[0]
+    assert lines[0].strip().split("  ")[1:] == ["one job (ms)", "two at once (ms)", "overlap", "copy (ms)", "run+copy (ms)",
+                                        "overlap"]
     assert lines[1].split() == ["64", "0.90", "1.80", "0.50", "0.35", "1.20", "0.74"]
     assert lines[2].split()[1] == "131"
-    cpu = report.sweep_table({64: {**gpu_row, "copy": None, "both": None, "overlap_eff": None}}, copies=False)
+    cpu = report.sweep_table({64: {**gpu_row, "copy": None, "both": None, "overlap_copy": None}}, copies=False)
     assert "copy" not in cpu and "n/a" not in cpu and cpu.splitlines()[1].split() == ["64", "0.90", "1.80", "0.50"]
     turkish = report.sweep_table({4000: {**gpu_row, "one": 0.1309}}, copies=True, lang="tr").splitlines()
-    assert turkish[0].strip().split("  ") == ["boyut", "tek iş (ms)", "ikisi birlikte (ms)", "paralel verim", "kopya (ms)",
-                                      "çarpım+kopya (ms)", "örtüşme verimi"]
+    assert turkish[0].strip().split("  ") == ["boyut", "tek iş (ms)", "ikisi birlikte (ms)", "örtüşme", "kopya (ms)",
+                                      "çarpım+kopya (ms)", "örtüşme"]
     assert turkish[1].split() == ["4000", "131", "1,80", "0,50", "0,35", "1,20", "0,74"]
 
 
@@ -256,15 +253,15 @@ def test_formatting():
 # The contract between the scripts and the book: the keys of the plan, both frameworks.
 CONTRACT = {
     "ASYNC_COMPUTATION": "devices steps t_queue t_done t_item t_numpy t_str step_size t_step_issue "
-                         "t_step_gpu t_read_each_step t_read_once speedup_read_once",
+                         "t_step_gpu t_read_each_step t_read_once speedup_read_once run_ahead run_ahead_calls",
     "AUTO_PARALLELISM": "mode n_gpus devices products cpu_threads job_sizes t_alone_0 t_alone_1 t_together "
-                        "parallel_eff t_profiled_shared t_profiled_busy t_copy_fresh t_copy_pageable t_copy_pinned "
-                        "copy_gbps t_run t_run_copy_same_stream overlap_eff_same_stream t_run_copy_streams "
-                        "overlap_eff copies_correct copies_correct_no_wait link_peak_gbps link_best_gbps "
+                        "overlap_devices speedup_together t_copy_fresh t_copy_pageable t_copy_pinned "
+                        "copy_gbps t_run t_run_copy_same_stream overlap_same_stream t_run_copy_streams "
+                        "overlap_side_stream copies_correct copies_correct_no_wait link_peak_gbps link_best_gbps "
                         "link_achieved_gbps link_best_frac link_achieved_frac fp32_peak_tflops "
                         "fp32_best_tflops fp32_achieved_tflops fp32_best_frac fp32_achieved_frac",
-    "PARALLELISM_SWEEP": "devices sweep_sizes small_parallel_eff large_parallel_eff small_overlap_eff "
-                         "large_overlap_eff cpu_small_parallel_eff cpu_large_parallel_eff",
+    "PARALLELISM_SWEEP": "devices sweep_sizes small_overlap_streams large_overlap_streams small_overlap_copies "
+                         "large_overlap_copies cpu_small_overlap cpu_large_overlap",
 }
 
 
@@ -354,7 +351,7 @@ def test_turkish_numbers_have_a_decimal_comma():
     assert i18n.number(0.25, "tr") == "0,25" and i18n.number(0.25, "en") == "0.25"
     assert i18n.number(66.908, "tr", ".1f") == "66,9"
     assert set(i18n.TEXTS["en"]) == set(i18n.TEXTS["tr"])
-    assert i18n.text("tr", "time_s") == "zaman (sn)"
+    assert i18n.text("tr", "time_s") == "zaman (s)"
     assert i18n.text("tr", "two_streams", device="cuda:0") == "cuda:0: iki iş (iki akış)"
 
 
@@ -368,7 +365,7 @@ def test_figure_is_drawn_in_every_language_with_its_metadata(tmp_path, monkeypat
 
     def draw(lang):
         drawn.append(lang)
-        return plots.draw_efficiency({"x": ([64, 256], [0.5, 0.9], [0.5, 0.5])}, lang)
+        return plots.draw_overlap({"x": ([64, 256], [0.5, 0.9])}, lang)
 
     assert rep.figure(draw, "sweep") is None  # a cell ending with it shows only the figures
     paths = rep.saved
@@ -408,7 +405,7 @@ def test_timeline_draws_a_png(tmp_path):
     fig2 = timeline.draw_timeline({"alone": spans, "together": late_first})
     assert [t.get_text() for t in fig2.axes[1].get_yticklabels()] == ["cpu 0", "cpu 1"], "same row order"
     tr = timeline.draw_timeline({"alone": spans}, "tr")
-    assert tr.axes[-1].get_xlabel() == "zaman (sn)"
+    assert tr.axes[-1].get_xlabel() == "zaman (s)"
     tr.canvas.draw()
     assert [t.get_text() for t in tr.axes[0].get_yticklabels()] == ["cpu 0", "cpu 1"], "rows keep their names"
     assert any("," in t.get_text() for t in tr.axes[0].get_xticklabels()), "decimal comma in Turkish"
@@ -424,32 +421,28 @@ def test_timeline_draws_a_png(tmp_path):
         timeline.draw_timeline({"x": spans}, color_by="colour")
 
 
-def test_efficiency_plot_skips_missing_points(tmp_path):
-    fig = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9], [0.5, 0.5]), "cpu": ([64, 256], [None, 0.6], [0.5, 0.5])})
+def test_overlap_plot_skips_missing_points():
+    fig = plots.draw_overlap({"gpu": ([64, 256], [0.5, 0.9]), "cpu": ([64, 256], [None, 0.6])})
     lines = [line for line in fig.axes[0].get_lines() if line.get_label() in ("gpu", "cpu")]
     assert [len(line.get_xdata()) for line in lines] == [2, 1]
-    assert fig.axes[0].get_ylabel() == "efficiency"
-    tr = plots.draw_efficiency({"gpu": ([64, 256], [0.5, 0.9], [0.5, 0.5])}, "tr")
+    assert fig.axes[0].get_ylabel() == "overlap"
+    tr = plots.draw_overlap({"gpu": ([64, 256], [0.5, 0.9])}, "tr")
     tr.canvas.draw()
-    assert tr.axes[0].get_ylabel() == "verim"
+    assert tr.axes[0].get_ylabel() == "örtüşme oranı"
     assert "0,4" in [t.get_text() for t in tr.axes[0].get_yticklabels()]
 
 
-def test_each_sweep_curve_has_its_own_no_overlap_floor():
-    """Two equal jobs one after the other give 1/2; products and copies one after the other give
-    max / sum (0.70 for 0.68 ms and 0.29 ms), and the plot draws that floor in the curve's colour,
-    not one line at 0.5 for every curve."""
-    rows = {64: {"one": 0.68e-3, "copy": 0.29e-3, "parallel_eff": 0.52, "overlap_eff": 0.71}}
+def test_every_sweep_curve_shares_the_references_full_overlap_and_taking_turns():
+    """One measure for every curve: 1 is full overlap and 0 taking turns, for two equal jobs as for
+    products next to shorter copies, so the plot draws two reference lines, not one floor per curve."""
+    rows = {64: {"one": 0.68e-3, "copy": 0.29e-3, "overlap_two": 0.04, "overlap_copy": 0.71},
+            256: {"one": 2.0e-3, "copy": 1.0e-3, "overlap_two": -0.1, "overlap_copy": 0.95}}
     curves = plots.sweep_curves(rows, "streams", "copies")
-    assert curves["streams"][2] == [0.5]
-    assert curves["copies"][2] == [pytest.approx(0.68 / 0.97)]
-    fig = plots.draw_efficiency(curves)
-    ax = fig.axes[0]
-    by_label = {line.get_label(): line for line in ax.get_lines()}
-    floors = [line for line in ax.get_lines() if line.get_linestyle() == ":" and len(line.get_ydata())]
-    assert sorted(round(float(line.get_ydata()[0]), 2) for line in floors) == [0.5, 0.7]
-    assert {line.get_color() for line in floors} == {by_label["streams"].get_color(), by_label["copies"].get_color()}
-    assert not [line for line in ax.get_lines() if list(line.get_ydata()) == [0.5, 0.5] and line.get_linestyle() != ":"]
+    assert curves == {"streams": ([64, 256], [0.04, -0.1]), "copies": ([64, 256], [0.71, 0.95])}
+    ax = plots.draw_overlap(curves).axes[0]
+    references = sorted(float(line.get_ydata()[0]) for line in ax.get_lines() if line.get_label().startswith("_"))
+    assert references == [0.0, 1.0]
+    assert ax.get_ylim()[0] < -0.1, "a point below 0 stays in view"
 
 
 def test_in_turns_times_every_case_once_per_round():

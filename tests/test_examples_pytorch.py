@@ -26,7 +26,7 @@ from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, NOTEBOOK, PNG, 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "pytorch"
 GPU_ONLY = {k for k in DOCUMENTED["auto_parallelism"]
-            if k.startswith(("t_copy", "t_run", "copy", "overlap", "link", "fp32"))}
+            if k.startswith(("t_copy", "t_run", "copy", "overlap_s", "link", "fp32"))}
 NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}  # no GPU for torch, even on a machine with one
 
 CASES = {
@@ -65,8 +65,9 @@ def runs(tmp_path_factory):
     return run_cases(list(CASES), TIMED, lambda name: start(CASES[name], tmp), tmp)
 
 
-def efficiencies_in_range(values, names):
-    return all(values[k] is None or 0 < values[k] <= 2 for k in names)
+def overlaps_in_range(values, names):
+    """A sanity bound, not a benchmark: an overlap is about 0 to 1, and a busy machine moves it."""
+    return all(values[k] is None or -2 <= values[k] <= 2 for k in names)
 
 
 def rerun_json(name):
@@ -86,9 +87,9 @@ def test_auto_parallelism_says_what_ran_where(runs):
         assert re.search(rf"^job {job}: 50 products of 48×48 on cpu$", out, re.M), out
         assert re.search(rf"^job {job} alone: ({TIME})$", out, re.M), out
     assert re.search(rf"^both together: ({TIME})$", out, re.M)
-    assert re.search(r"^one after the other: \d+ ms$", out, re.M)
-    assert re.search(r"^parallel efficiency, max\(alone\) / together: \d+\.\d\d$", out, re.M)
-    assert re.search(r"^speed-up per job: \d+\.\d\d$", out, re.M)
+    assert re.search(r"^one after the other: \d+ ms, together: \d+ ms$", out, re.M)
+    assert re.search(r"^speed-up: \d+\.\d\d$", out, re.M)
+    assert re.search(r"^overlap, \(sum - together\) / shorter: -?\d+\.\d\d$", out, re.M)
     assert out.rstrip().endswith("--device cpu: what follows needs an NVIDIA GPU, so the program stops here.")
     assert "cuda" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
     for lang in ("en", "tr"):
@@ -109,11 +110,12 @@ def test_auto_parallelism_json(runs):
     for key in ("t_alone_0", "t_alone_1", "t_together"):
         low, high = values[f"{key}_spread"]
         assert 0 < low <= values[key] <= high
-    assert values["parallel_eff"] == pytest.approx(max(values["t_alone_0"], values["t_alone_1"])
-                                                   / values["t_together"])
+    alone = [values["t_alone_0"], values["t_alone_1"]]
+    assert values["overlap_devices"] == pytest.approx((sum(alone) - values["t_together"]) / min(alone))
+    assert values["speedup_together"] == pytest.approx(sum(alone) / values["t_together"])
 
     def sane(values):
-        return efficiencies_in_range(values, ["parallel_eff"])
+        return overlaps_in_range(values, ["overlap_devices"])
     if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
         values = rerun_json("auto_json")
     assert sane(values), values
@@ -170,9 +172,9 @@ def test_parallelism_sweep_table_and_plot(runs):
     """The sweep prints one row per size and saves the efficiency plot in both languages."""
     out, tmp = ok(runs, "sweep")
     assert "No GPU: sweeping the CPU only" in out and "size: 64 (the largest size swept on cpu (" in out
-    assert re.search(r"^ +size +one job \(ms\) +two at once \(ms\) +parallel eff$", out, re.M), out
+    assert re.search(r"^ +size +one job \(ms\) +two at once \(ms\) +overlap$", out, re.M), out
     for n in (32, 64):
-        assert re.search(rf"^ +{n} +\d[\d.]* +\d[\d.]* +\d+\.\d\d$", out, re.M), out
+        assert re.search(rf"^ +{n} +\d[\d.]* +\d[\d.]* +-?\d+\.\d\d$", out, re.M), out
     assert "cuda" not in out
     assert (tmp / "sweep" / "sweep.en.png").read_bytes() != (tmp / "sweep" / "sweep.tr.png").read_bytes()
 
@@ -182,12 +184,12 @@ def test_parallelism_sweep_json(runs):
     values = figures(out)
     assert set(values) == DOCUMENTED["parallelism_sweep"]
     assert values["sweep_sizes"] == [32, 64]
-    assert values["small_overlap_eff"] is None and values["large_overlap_eff"] is None
-    assert values["cpu_small_parallel_eff"] == values["small_parallel_eff"]
-    names = ["small_parallel_eff", "large_parallel_eff"]
-    if not efficiencies_in_range(values, names):
+    assert values["small_overlap_copies"] is None and values["large_overlap_copies"] is None
+    assert values["cpu_small_overlap"] == values["small_overlap_streams"]
+    names = ["small_overlap_streams", "large_overlap_streams"]
+    if not overlaps_in_range(values, names):
         values = rerun_json("sweep_json")
-    assert efficiencies_in_range(values, names) and values["small_parallel_eff"] is not None, values
+    assert overlaps_in_range(values, names) and values["small_overlap_streams"] is not None, values
 
 
 @pytest.mark.parametrize("name, option", [("sweep_bad", "--sizes"), ("auto_bad", "--size")])

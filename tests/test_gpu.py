@@ -103,16 +103,15 @@ def test_published_gpu_figures_are_consistent(auto):
     overlaps better than the single stream."""
     values = auto["figures"]
     assert values["mode"] in ("gpu+cpu", "multi-gpu") and values["size"] == 4000
-    assert all(v is not None for k, v in values.items() if k not in ("cpu_threads",) and not k.startswith("t_profiled")), \
+    assert all(v is not None for k, v in values.items() if k != "cpu_threads"), \
         [k for k, v in values.items() if v is None]
     for what in ("link", "fp32"):
         assert 0.2 < values[f"{what}_best_frac"] <= 1.02, values
         assert 0.1 < values[f"{what}_achieved_frac"] <= 1.02, values
-    assert values["overlap_eff"] > values["overlap_eff_same_stream"]
-    # One thread, yet overlapped: the GPU job was only queued (serialized jobs give about 0.5). Above 1
-    # means a solo run was slower than the pair, which a shared CPU allows (the page says so); it
-    # reached 1.07 on the H200.
-    assert 0.8 < values["parallel_eff"] <= 1.2, values
+    assert values["overlap_side_stream"] > values["overlap_same_stream"]
+    # One thread, yet overlapped: the GPU job was only queued (jobs taking turns give about 0). Above 1
+    # means a solo run was slower than the pair, which a shared CPU allows.
+    assert 0.7 < values["overlap_devices"] <= 1.3, values
 
 
 def test_published_peaks_are_recomputed_from_nvml_and_the_device_properties(auto, torch):
@@ -215,6 +214,9 @@ def test_async_example_queues_on_the_gpu():
     assert values["t_queue"] < 0.5 * values["t_done"]
     assert values["t_item"] > 0.5 * values["t_done"]
     assert values["t_step_gpu"] > 0 and values["t_step_issue"] > 0
+    # The launch queue bounds how far Python runs ahead: behind 50 large products, many small calls
+    # return at once (more than one), but not all of them (the queue fills, and a call waits for room).
+    assert 100 < values["run_ahead"] < values["run_ahead_calls"] == 3000, values
 
 
 def test_out_of_memory_on_the_gpu_is_one_line():

@@ -38,9 +38,9 @@ CASES = {
 }
 # Published only where a GPU runs the PyTorch twin (None on the CPU).
 GPU_ONLY = ["t_loop_eager", "t_loop_graph", "t_step_backend",
-            "t_step_backend_graph", "speedup_graph", "graph_matches", "sweep_sizes", "eager_parallel_eff", "graph_parallel_eff",
-            "small_size", "small_eager_eff", "small_graph_eff", "large_size", "large_eager_eff",
-            "large_graph_eff", "streams_graph_matches"]
+            "t_step_backend_graph", "speedup_graph", "graph_matches", "sweep_sizes", "eager_overlap", "graph_overlap",
+            "small_size", "small_eager_overlap", "small_graph_overlap", "large_size", "large_eager_overlap",
+            "large_graph_overlap", "figure_graph_overlap", "streams_graph_matches"]
 
 
 def start(framework, *options):
@@ -135,8 +135,8 @@ def test_cpu_values(runs):
     assert mx["export_files"] == ["net-0000.params", "net-symbol.json"] and mx["export_matches"]
     assert mx["graph_matches"] is True and mx["sweep_sizes"] == [16, 32]
     assert (mx["small_size"], mx["large_size"]) == (16, 32)
-    assert mx["small_graph_eff"] == mx["graph_parallel_eff"][0]
-    assert mx["large_eager_eff"] == mx["eager_parallel_eff"][-1]
+    assert mx["small_graph_overlap"] == mx["graph_overlap"][0]
+    assert mx["large_eager_overlap"] == mx["eager_overlap"][-1]
     for obj in (pt, mx):
         assert obj["t_compile"] > 0 and obj["size"] == 32
         low, high = obj["t_eager_spread"]
@@ -176,8 +176,9 @@ def test_gpu_captures_two_streams_and_replays_eager_results(tmp_path):
     assert proc.returncode == 0, stderr
     obj = figures(stdout)
     assert obj["graph_matches"] is True and obj["streams_graph_matches"] is True
-    assert obj["sweep_sizes"] == [64] and len(obj["graph_parallel_eff"]) == 1
-    assert 0 < obj["graph_parallel_eff"][0] <= 1.2
+    assert obj["sweep_sizes"] == [64] and len(obj["graph_overlap"]) == 1
+    assert 0 < obj["graph_overlap"][0] <= 1.3
+    assert -0.5 < obj["figure_graph_overlap"] <= 1.3
     assert obj["t_loop_graph"] < obj["t_loop_eager"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["streams.en.png", "streams.tr.png"]
     for key, loop in (("t_step_backend", "t_loop_eager"), ("t_step_backend_graph", "t_loop_graph")):

@@ -31,7 +31,7 @@ WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 REPORTING_CALLS = {
     "print", "str", "repr", "format", "len", "round", "float", "int", "min", "max", "sum", "abs",
     "zip", "range", "enumerate", "list", "dict", "tuple", "sorted", "glue", "seconds", "fraction",
-    "parallel_efficiency", "overlap_efficiency",
+    "overlap",
 }
 
 
@@ -105,7 +105,7 @@ def test_the_checks_notice_long_cells_reading_cells_and_prose():
     assert "wider" in cell_problems(f"y = run({'x' * MAX_CELL_COLUMNS})\n")[0]
     reads_only = (  # a cell that the old page showed: it reads a time measured in the cell before
         't_together = times["together"]\n'
-        "parallel_eff = parallel_efficiency(t_alone, t_together)\n"
+        "overlap_devices = overlap(t_alone, t_together)\n"
         'print(f"together: {seconds(t_together)}")\n'
         'report.publish_all({"t_together": t_together})\n'
     )

@@ -13,7 +13,7 @@
 - timeline: draw Gantt charts of measured start/end times.
 - machine:  name the CPU and label devices as ``cuda:0 (NVIDIA H200)``.
 - keys:     the published keys of each example (the same for both frameworks).
-- plots:    efficiency-against-size curves (parallelism_sweep).
+- plots:    overlap-against-size curves (parallelism_sweep).
 
 The framework helpers (examples/<framework>/helpers.py) put examples/ on
 sys.path so that ``import common.stats`` works from a script and a notebook.

@@ -2,7 +2,7 @@
 
 Every figure is drawn once per book language (``Report.figure(draw, name)``
 calls ``draw(lang)``); the book shows the one that matches the page. Turkish
-figures use the terms of the book's glossary, "sn" for seconds, a decimal
+figures use the terms of the book's glossary, "s" for seconds, a decimal
 comma and × in sizes. The sweep's tables are printed in both languages too.
 """
 from typing import Dict
@@ -21,9 +21,9 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "product": "product",
         "copy": "copy",
         "matrix_size": "matrix size n (n × n)",
-        "efficiency": "efficiency",
-        "fully_parallel": "fully parallel",
-        "one_after_another": "one after another",
+        "overlap": "overlap",
+        "full_overlap": "full overlap",
+        "taking_turns": "taking turns",
         "sweep_title": "Parallelism on one device",
         "two_streams": "{device}: two jobs (two streams)",
         "two_threads": "{device}: two jobs (two threads)",
@@ -31,7 +31,7 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "cpu_job": "cpu, job {i}",
     },
     "tr": {
-        "time_s": "zaman (sn)",
+        "time_s": "zaman (s)",
         "alone": "her iş tek başına, biri ötekinden sonra",
         "together": "iki iş birlikte",
         "one_stream": "önce çarpımlar, sonra kopyalar, tek akışta",
@@ -41,9 +41,9 @@ TEXTS: Dict[str, Dict[str, str]] = {
         "product": "çarpım",
         "copy": "kopya",
         "matrix_size": "matris boyutu n (n × n)",
-        "efficiency": "verim",
-        "fully_parallel": "tamamen paralel",
-        "one_after_another": "biri ötekinden sonra",
+        "overlap": "örtüşme oranı",
+        "full_overlap": "tam örtüşme",
+        "taking_turns": "sırayla çalışma",
         "sweep_title": "Tek cihazda paralellik",
         "two_streams": "{device}: iki iş (iki akış)",
         "two_threads": "{device}: iki iş (iki iş parçacığı)",
@@ -77,10 +77,10 @@ TEXTS["en"].update({
     "sweep_size": "size",
     "sweep_one": "one job (ms)",
     "sweep_two": "two at once (ms)",
-    "sweep_parallel_eff": "parallel eff",
+    "sweep_overlap_two": "overlap",
     "sweep_copy": "copy (ms)",
     "sweep_both": "run+copy (ms)",
-    "sweep_overlap_eff": "overlap eff",
+    "sweep_overlap_copy": "overlap",
     "time_ms": "time (ms)",
     "hybridize_title": "Two jobs of {n}×{n} products on two streams of one GPU",
     "hybridize_eager": "eager: one Python thread queues both jobs",
@@ -91,10 +91,10 @@ TEXTS["tr"].update({
     "sweep_size": "boyut",
     "sweep_one": "tek iş (ms)",
     "sweep_two": "ikisi birlikte (ms)",
-    "sweep_parallel_eff": "paralel verim",
+    "sweep_overlap_two": "örtüşme",
     "sweep_copy": "kopya (ms)",
     "sweep_both": "çarpım+kopya (ms)",
-    "sweep_overlap_eff": "örtüşme verimi",
+    "sweep_overlap_copy": "örtüşme",
     "time_ms": "zaman (ms)",
     "hybridize_title": "Bir GPU'nun iki akışında iki iş: {n}×{n} matris çarpımları",
     "hybridize_eager": "anında yürütme: tek Python iş parçacığı iki işi kuyruğa ekler",

@@ -9,21 +9,21 @@ object also holds the keys in ALWAYS.
 ASYNC_COMPUTATION = [
     "devices", "steps", "t_queue", "t_done", "t_item", "t_numpy", "t_str",
     "step_size", "t_step_issue", "t_step_gpu", "t_read_each_step", "t_read_once",
-    "speedup_read_once",
+    "speedup_read_once", "run_ahead", "run_ahead_calls",
 ]
 AUTO_PARALLELISM = [
     "mode", "n_gpus", "devices", "products", "cpu_threads", "job_sizes",
-    "t_alone_0", "t_alone_1", "t_together", "parallel_eff", "t_profiled_shared", "t_profiled_busy",
+    "t_alone_0", "t_alone_1", "t_together", "overlap_devices", "speedup_together",
     "t_copy_fresh", "t_copy_pageable", "t_copy_pinned", "copy_gbps",
-    "t_run", "t_run_copy_same_stream", "overlap_eff_same_stream",
-    "t_run_copy_streams", "overlap_eff", "copies_correct", "copies_correct_no_wait",
+    "t_run", "t_run_copy_same_stream", "overlap_same_stream",
+    "t_run_copy_streams", "overlap_side_stream", "copies_correct", "copies_correct_no_wait",
     "link_peak_gbps", "link_best_gbps", "link_achieved_gbps", "link_best_frac", "link_achieved_frac",
     "fp32_peak_tflops", "fp32_best_tflops", "fp32_achieved_tflops", "fp32_best_frac",
     "fp32_achieved_frac",
 ]
 PARALLELISM_SWEEP = [
-    "devices", "sweep_sizes", "small_parallel_eff", "large_parallel_eff",
-    "small_overlap_eff", "large_overlap_eff", "cpu_small_parallel_eff", "cpu_large_parallel_eff",
+    "devices", "sweep_sizes", "small_overlap_streams", "large_overlap_streams",
+    "small_overlap_copies", "large_overlap_copies", "cpu_small_overlap", "cpu_large_overlap",
 ]
 #: What every --json object holds besides the keys above.
 ALWAYS = ["size", "repeats"]
@@ -61,9 +61,9 @@ HYBRIDIZE = [
     "t_eager_device", "t_compiled_device", "speedup_compiled_device", "compile_cache_warm",
     "export_files", "export_matches", "t_loop_eager", "t_loop_graph",
     "t_step_backend", "t_step_backend_graph", "speedup_graph", "graph_matches",
-    "sweep_sizes", "eager_parallel_eff",
-    "graph_parallel_eff", "small_size", "small_eager_eff", "small_graph_eff", "large_size",
-    "large_eager_eff", "large_graph_eff", "streams_graph_matches",
+    "sweep_sizes", "eager_overlap", "graph_overlap", "small_size", "small_eager_overlap",
+    "small_graph_overlap", "large_size", "large_eager_overlap", "large_graph_overlap",
+    "figure_graph_overlap", "streams_graph_matches",
 ]
 HARDWARE = [
     "devices", "host_threads", "t_host_copy", "host_copy_gbps", "t_read_order", "t_read_random",

@@ -42,15 +42,15 @@ def _unit(t: float) -> tuple[float, str, int]:
 
 # The columns of the sweep table: key of a row (its title is the figure text "sweep_<key>"), and how
 # to write its value.
-SWEEP_COLUMNS = [("one", "ms"), ("two", "ms"), ("parallel_eff", "ratio"), ("copy", "ms"), ("both", "ms"),
-                 ("overlap_eff", "ratio")]
+SWEEP_COLUMNS = [("one", "ms"), ("two", "ms"), ("overlap_two", "ratio"), ("copy", "ms"), ("both", "ms"),
+                 ("overlap_copy", "ratio")]
 
 
 def sweep_table(rows: dict, copies: bool, lang: str = "en") -> str:
     """The sweep's rows ({size: row}) as a table in ``lang``, every time in ms with 3 significant digits
     (never a number that reads like thousands, such as 130.975); the copy columns only with ``copies``."""
     columns = [(text(lang, f"sweep_{key}"), key, how) for key, how in SWEEP_COLUMNS
-               if copies or key not in ("copy", "both", "overlap_eff")]
+               if copies or key not in ("copy", "both", "overlap_copy")]
     lines = ["  ".join([f"{text(lang, 'sweep_size'):>6}"] + [title for title, _, _ in columns])]
     for size, row in rows.items():
         cells = [number(row[key] * 1e3, lang, f".{_decimals(row[key] * 1e3)}f") if how == "ms"
@@ -77,7 +77,7 @@ def timing(samples: Optional[Sequence[float]]) -> str:
 
 
 def fraction(x: Optional[float], lang: str = "en") -> str:
-    """Format an efficiency or a fraction: ``0.97``, in Turkish ``0,97`` (``n/a`` for None)."""
+    """Format an overlap or a fraction: ``0.97``, in Turkish ``0,97`` (``n/a`` for None)."""
     return "n/a" if x is None else number(x, lang, ".2f")
 
 

@@ -2,13 +2,15 @@
 
 Every function takes plain numbers (seconds, bytes, FLOPs) and returns a plain
 Python float, int or None. None means "not measured / not applicable" and
-passes through: an efficiency of a missing time is None, never an error.
+passes through: an overlap of a missing time is None, never an error.
 
-Efficiencies:
-- parallel efficiency = max(T_i alone) / T_together. 1 means the jobs ran fully
-  at the same time; 1/N means N jobs ran one after another.
-- overlap efficiency = max(T_compute, T_copy) / T_both. 1 means the copy hid
-  completely behind the compute (or the other way round); max/(sum) means none.
+Overlap, the book's one measure of parallelism:
+- overlap = (sum of T_i alone - T_together) / (sum of T_i alone - max T_i alone):
+  the time saved over taking turns, as a share of the most that could be saved.
+  For two jobs the denominator is the shorter job, so it is the share of the
+  shorter job that ran hidden under the longer one. 1 means the jobs ran fully
+  at the same time, 0 that they took turns, whatever their lengths; below 0,
+  running them together was slower than taking turns.
 """
 import math
 import statistics
@@ -40,7 +42,7 @@ def in_turns(time_once: Callable[[Any], Any], cases: Mapping[str, Any], repeats:
     ``time_once(case)`` times one call of a case and returns its sample.
     ``warmup`` untimed rounds come first. Taking turns spreads the slow drifts
     of a shared machine (other work, clock changes) over every case alike, so
-    that their ratios, such as a parallel efficiency, compare like with like.
+    that their ratios, such as an overlap, compare like with like.
     """
     for _ in range(warmup):
         for case in cases.values():
@@ -68,18 +70,12 @@ def ratio(numerator: Number, denominator: Number) -> Number:
     return float(numerator) / float(denominator)
 
 
-def parallel_efficiency(t_alone: Sequence[Number], t_together: Number) -> Number:
-    """max(T_i alone) / T_together for jobs that ran alone and then all together."""
-    if not t_alone or not _known(*t_alone):
+def overlap(t_alone: Sequence[Number], t_together: Number) -> Number:
+    """(sum(T_i alone) - T_together) / (sum(T_i alone) - max(T_i alone)) for jobs (or a compute and a
+    copy) run alone and then together: 1 at full overlap, 0 when they take turns."""
+    if not t_alone or not _known(*t_alone, t_together):
         return None
-    return ratio(max(t_alone), t_together)
-
-
-def overlap_efficiency(t_first: Number, t_second: Number, t_both: Number) -> Number:
-    """max(T_first, T_second) / T_both for two activities run alone and then overlapped."""
-    if not _known(t_first, t_second):
-        return None
-    return ratio(max(t_first, t_second), t_both)
+    return ratio(sum(t_alone) - t_together, sum(t_alone) - max(t_alone))
 
 
 def significant(value: Number, digits: int = 1) -> Number:

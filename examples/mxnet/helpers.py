@@ -540,17 +540,6 @@ def busy_seconds(spans):
     return busy
 
 
-def overlap_seconds(spans):
-    """``(shared, total)``: how long two or more rows were busy at once, and the whole time."""
-    events = sorted((t, d, s.row) for s in spans for t, d in ((s.start, 1), (s.end, -1)))
-    active, shared = {}, 0.0
-    for (t, d, row), (t_next, *_) in zip(events, events[1:] + [(0, 0, None)]):
-        active[row] = active.get(row, 0) + d
-        if sum(1 for n in active.values() if n > 0) >= 2:
-            shared += t_next - t
-    return shared, (events[-1][0] - events[0][0] if events else 0.0)
-
-
 def copy_spans(gpu, queue):
     """Run ``queue()`` (products on ``gpu`` and copies of their results to the
     host) once; return when each product and each copy ran, on the rows

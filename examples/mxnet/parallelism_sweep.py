@@ -25,8 +25,8 @@ from mxnet import np, npx
 from common.keys import PARALLELISM_SWEEP
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, size_list
 from common.report import sweep_table
-from common.plots import draw_efficiency, sweep_curves
-from common.stats import median, overlap_efficiency, parallel_efficiency
+from common.plots import draw_overlap, sweep_curves
+from common.stats import median, overlap
 
 CPU_LARGEST = 1024  # larger CPU sizes take long
 
@@ -75,30 +75,36 @@ if options.device != "gpu":
 report.publish("devices", [helpers.name(d) for d in devices])
 
 
-# %% tags=["sweep"]
 def run(x):
+    """One job: 50 independent products of x with itself."""
     return [x.dot(x) for _ in range(helpers.PRODUCTS)]
 
 
-def copy_all(y, pinned):
-    """Queue the copies of the results y into the pinned host buffers."""
-    return [y_i.copyto(p) for p, y_i in zip(pinned, y)]
+# %% tags=["streams"]
+def two_jobs(x, x_other):
+    """Two jobs, queued product by product; the engine runs them side by side."""
+    return [a.dot(a) for _ in range(50) for a in (x, x_other)]
 
 
+def copy_all(ys, pinned):
+    """Queue the copies of the results ys into pinned host buffers."""
+    return [y.copyto(p) for p, y in zip(pinned, ys)]
+
+
+# %% tags=["sweep"]
 def measure_size(d, n):
     """One row of the table: device d, matrix size n; the cases are timed in turns."""
     x = helpers.rand(n, d)
     x_other = x if d in gpus else x.copyto(helpers.cpu(1))  # a GPU: the same context
-    cases = {"one": lambda: run(x),  # two: queued product by product; the engine runs them side by side
-             "two": lambda: [a.dot(a) for _ in range(helpers.PRODUCTS) for a in (x, x_other)]}
+    cases = {"one": lambda: run(x), "two": lambda: two_jobs(x, x_other)}
     if d in gpus:
         y = run(x)  # results to copy, computed once
         pinned = [np.empty(y_i.shape, ctx=npx.cpu_pinned()) for y_i in y]
         cases.update({"copy": lambda: copy_all(y, pinned), "both": lambda: (run(x), copy_all(y, pinned))})
     times = {case: median(samples) for case, samples in helpers.measure(cases, [d]).items()}
     row = {"one": times["one"], "two": times["two"], "copy": times.get("copy"), "both": times.get("both"),
-           "parallel_eff": parallel_efficiency([times["one"]] * 2, times["two"])}
-    row["overlap_eff"] = overlap_efficiency(row["one"], row["copy"], row["both"]) if "copy" in times else None
+           "overlap_two": overlap([times["one"]] * 2, times["two"])}
+    row["overlap_copy"] = overlap([row["one"], row["copy"]], row["both"]) if "copy" in times else None
     return row
 
 
@@ -109,12 +115,12 @@ for d in devices:
     report.text(lambda lang: f"{helpers.name(d)}:\n{sweep_table(rows, d in gpus, lang)}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
-report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],
-                    "large_parallel_eff": large["parallel_eff"], "small_overlap_eff": small["overlap_eff"],
-                    "large_overlap_eff": large["overlap_eff"]})
+report.publish_all({"sweep_sizes": sizes[main], "small_overlap_streams": small["overlap_two"],
+                    "large_overlap_streams": large["overlap_two"], "small_overlap_copies": small["overlap_copy"],
+                    "large_overlap_copies": large["overlap_copy"]})
 cpu = next((d for d in devices if d not in gpus), None)
-report.publish_all({"cpu_small_parallel_eff": table[cpu, sizes[cpu][0]]["parallel_eff"] if cpu else None,
-                    "cpu_large_parallel_eff": table[cpu, sizes[cpu][-1]]["parallel_eff"] if cpu else None})
+report.publish_all({"cpu_small_overlap": table[cpu, sizes[cpu][0]]["overlap_two"] if cpu else None,
+                    "cpu_large_overlap": table[cpu, sizes[cpu][-1]]["overlap_two"] if cpu else None})
 
 
 # %% tags=["plot"]
@@ -125,7 +131,7 @@ def draw(lang):
         curves.update(sweep_curves({n: table[d, n] for n in sizes[d]},
                                    helpers.text(lang, "one_context" if on_gpu else "two_contexts", device=label),
                                    helpers.text(lang, "products_copies", device=label) if on_gpu else None))
-    return draw_efficiency(curves, lang, title=helpers.text(lang, "sweep_title"))
+    return draw_overlap(curves, lang, title=helpers.text(lang, "sweep_title"))
 
 
 report.figure(draw, "sweep")

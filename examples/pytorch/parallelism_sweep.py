@@ -27,8 +27,8 @@ from common.keys import PARALLELISM_SWEEP
 from common.machine import cpu_count
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, no_gpu_reason, size_list
 from common.report import sweep_table
-from common.plots import draw_efficiency, sweep_curves
-from common.stats import median, overlap_efficiency, parallel_efficiency
+from common.plots import draw_overlap, sweep_curves
+from common.stats import median, overlap
 
 CPU_LARGEST = 1024  # larger CPU sizes take long
 
@@ -76,27 +76,29 @@ for d in devices:
 report.publish("devices", [helpers.name(d) for d in devices])
 
 
-# %% tags=["sweep"]
 def run(x):
+    """One job: 50 independent products of x with itself."""
     return [x.mm(x) for _ in range(helpers.PRODUCTS)]
 
 
-def two_streams(x, streams):
+# %% tags=["streams"]
+def two_jobs(x, streams):
     """Two independent jobs at once, one per CUDA stream."""
     results = []
     for stream in streams:
         with torch.cuda.stream(stream):
             results.append(run(x))
-    return results  # kept alive until the devices are synchronized
+    return results  # kept until the device is synchronized
 
 
-def copy_all(y, pinned, stream):
-    """Copy the results y into the pinned host buffers on a side stream."""
+def copy_all(ys, pinned, stream):
+    """Copy the results ys into pinned host buffers on a side stream."""
     with torch.cuda.stream(stream):
-        for p, y_i in zip(pinned, y):
-            p.copy_(y_i, non_blocking=True)
+        for p, y in zip(pinned, ys):
+            p.copy_(y, non_blocking=True)
 
 
+# %% tags=["sweep"]
 def measure_size(d, n, streams):
     """One row of the table: device d, matrix size n; the cases are timed in turns."""
     x = helpers.rand(n, d)
@@ -105,13 +107,13 @@ def measure_size(d, n, streams):
     else:
         y = run(x)  # results to copy, computed once
         pinned = [torch.empty(y_i.shape, pin_memory=True) for y_i in y]
-        cases = {"one": lambda: run(x), "two": lambda: two_streams(x, streams),
+        cases = {"one": lambda: run(x), "two": lambda: two_jobs(x, streams),
                  "copy": lambda: copy_all(y, pinned, streams[1]),
                  "both": lambda: (run(x), copy_all(y, pinned, streams[1]))}
     times = {case: median(samples) for case, samples in helpers.measure(cases, [d]).items()}
     row = {"one": times["one"], "two": times["two"], "copy": times.get("copy"), "both": times.get("both"),
-           "parallel_eff": parallel_efficiency([times["one"]] * 2, times["two"])}
-    row["overlap_eff"] = overlap_efficiency(row["one"], row["copy"], row["both"]) if "copy" in times else None
+           "overlap_two": overlap([times["one"]] * 2, times["two"])}
+    row["overlap_copy"] = overlap([row["one"], row["copy"]], row["both"]) if "copy" in times else None
     return row
 
 
@@ -123,12 +125,12 @@ for d in devices:
     report.text(lambda lang: f"{helpers.name(d)}:\n{sweep_table(rows, d.type == 'cuda', lang)}")
 main = devices[0]  # the published figures: the GPU if there is one, else the CPU
 small, large = table[main, sizes[main][0]], table[main, sizes[main][-1]]
-report.publish_all({"sweep_sizes": sizes[main], "small_parallel_eff": small["parallel_eff"],
-                    "large_parallel_eff": large["parallel_eff"], "small_overlap_eff": small["overlap_eff"],
-                    "large_overlap_eff": large["overlap_eff"]})
+report.publish_all({"sweep_sizes": sizes[main], "small_overlap_streams": small["overlap_two"],
+                    "large_overlap_streams": large["overlap_two"], "small_overlap_copies": small["overlap_copy"],
+                    "large_overlap_copies": large["overlap_copy"]})
 cpu = next((d for d in devices if d.type == "cpu"), None)
-report.publish_all({"cpu_small_parallel_eff": table[cpu, sizes[cpu][0]]["parallel_eff"] if cpu else None,
-                    "cpu_large_parallel_eff": table[cpu, sizes[cpu][-1]]["parallel_eff"] if cpu else None})
+report.publish_all({"cpu_small_overlap": table[cpu, sizes[cpu][0]]["overlap_two"] if cpu else None,
+                    "cpu_large_overlap": table[cpu, sizes[cpu][-1]]["overlap_two"] if cpu else None})
 
 
 # %% tags=["plot"]
@@ -139,7 +141,7 @@ def draw(lang):
         curves.update(sweep_curves({n: table[d, n] for n in sizes[d]},
                                    text(lang, "two_streams" if on_gpu else "two_threads", device=label),
                                    text(lang, "products_copies", device=label) if on_gpu else None))
-    return draw_efficiency(curves, lang, title=text(lang, "sweep_title"))
+    return draw_overlap(curves, lang, title=text(lang, "sweep_title"))
 
 
 report.figure(draw, "sweep")
