@@ -131,7 +131,32 @@ def test_fail_is_one_line_and_exit_2(capsys):
     with pytest.raises(SystemExit) as stop:
         options.fail("no usable GPU")
     assert stop.value.code == 2
-    assert capsys.readouterr().err == "error: no usable GPU\n"
+    assert capsys.readouterr().err == f"{Path(sys.argv[0]).name}: error: no usable GPU\n"
+
+
+def test_the_out_of_memory_hint_fits_the_memory_that_the_device_reports():
+    """--size 100000 on a 24 GB GPU: half of it (50000, 10 GB a matrix) would not fit either; the hint
+    suggests the size at which OOM_MATRICES matrices fit in the 24 GB, to 2 significant digits."""
+    message = options.oom_message(100000, "the GPU", 24 * 10**9)
+    assert options.fitting_size(24 * 10**9, 100000) == 27000  # sqrt(24e9 / (4 bytes x 8)) = 27,386
+    assert message.endswith(f"e.g. --size 27000 (the GPU has 24 GB, room for {options.OOM_MATRICES} "
+                            "matrices at that size)"), message
+    assert options.OOM_MATRICES * 4 * 27000**2 <= 24e9
+    assert options.fitting_size(10**15, 4000) == 2000  # never above half of the size that failed
+    assert options.oom_message(64).endswith("e.g. --size 32")  # memory unknown: half
+
+
+def test_help_and_the_first_timing_line_say_what_the_brackets_mean(capsys, monkeypatch):
+    """A script run on its own explains ``median [fastest-slowest]`` in --help, and once, above the
+    first times it prints."""
+    with pytest.raises(SystemExit):
+        options.parse_options("Title.", argv=["--help"])
+    assert "median [fastest-slowest] of the timed repeats" in " ".join(capsys.readouterr().out.split())
+    monkeypatch.setattr(report, "_legend_said", [False])
+    report.print_timings({"a": [0.131, 0.130, 0.133]})
+    report.print_timings({"b": [0.001]})
+    assert capsys.readouterr().out.splitlines() == [
+        f"Times: {options.TIMING_LEGEND}.", "a: 131 ms [130-133]", "b: 1.00 ms [1.00-1.00]"]
 
 
 def test_error_hook_turns_a_recognised_error_into_one_line():
@@ -143,6 +168,7 @@ def test_error_hook_turns_a_recognised_error_into_one_line():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("-c: error: out of memory")  # the script's name, as argparse's errors
     assert "smaller --size" in done.stderr and "--size 32" in done.stderr
     other = subprocess.run([sys.executable, "-c", code.replace("MemoryError('boom')", "KeyError('x')")],
                            capture_output=True, text=True, timeout=60)

@@ -68,7 +68,6 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 CASES = {
     "auto": ["auto_parallelism.py", *TINY, "--figures", "{tmp}/auto"],
     "auto_json": ["auto_parallelism.py", *TINY, "--json"],
-    "auto_gpu": ["auto_parallelism.py", "--device", "gpu", "--size", "8"],
     "auto_bad": ["auto_parallelism.py", "--size", "0"],
     "auto_planted": ["-c", PLANTED, "auto_parallelism.py", "--size", "16", "--repeats", "1"],
     "async": ["async_computation.py", *TINY, "--device", "cpu"],
@@ -292,14 +291,6 @@ def test_a_cpu_sweep_too_large_is_refused(runs):
     assert "error: --size 200000: the CPU sweep goes up to 1024 at most" in err
 
 
-def test_device_gpu_without_a_gpu_exits_2(runs):
-    """--device gpu never silently runs on the CPU."""
-    status, out, err, _ = runs["auto_gpu"]
-    assert status == 2, (out, err)
-    assert err.strip().count("\n") == 0 and "error: --device gpu: no usable GPU for MXNet" in err
-    assert "products" not in out
-
-
 def test_too_large_a_size_is_one_line(runs):
     status, _, err, _ = runs["async_oom"]
     assert status == 2, err
@@ -397,6 +388,23 @@ def test_numpy_shim_leaves_older_numpy_alone(version, expected):
     assert hasattr(np, "bool") == bool(expected)
 
 
+def test_numpy_shim_asks_numpy_1_26_for_bool_without_its_future_warning():
+    """numpy 1.24 to 1.26 warn when asked for the removed ``np.bool`` (their module __getattr__): the
+    shim asks quietly, so MXNet on Python 3.12 (numpy 1.26.4) starts without a FutureWarning."""
+    compat = _load("mxnet_numpy_compat", SCRIPTS / "numpy_compat.py")
+    np = fake_numpy("1.26.4", compat=types.SimpleNamespace(basestring=str))
+
+    def removed(name):  # what numpy 1.26's __getattr__ does for np.bool
+        warnings.warn(f"In the future `np.{name}` will be defined as the corresponding NumPy scalar.",
+                      FutureWarning, stacklevel=2)
+        raise AttributeError(name)
+
+    np.__getattr__ = removed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        assert "bool" in compat.restore(np)
+
+
 def test_scripts_run_under_numpy_2():
     """The shim lets MXNet 1.9.1 import and run under numpy 2 (the GPU machine's Python 3.12).
 
@@ -455,7 +463,8 @@ def test_benchmark_prints_medians_with_spread_and_times_in_turns(helpers, capsys
                                 helpers.cpu(), repeats=3)
     assert order == ["a", "b"] * 4
     assert list(samples) == ["a", "b"] and all(len(s) == 3 and min(s) >= 0 for s in samples.values())
-    out = capsys.readouterr().out.splitlines()
+    out = [line for line in capsys.readouterr().out.splitlines()
+           if not line.startswith("Times: median [fastest-slowest]")]  # the heading of the first times
     assert all(re.fullmatch(rf"[ab]: ({TIME})", line) for line in out) and len(out) == 2, out
 
 

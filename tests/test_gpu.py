@@ -219,12 +219,16 @@ def test_async_example_queues_on_the_gpu():
     assert 100 < values["run_ahead"] < values["run_ahead_calls"] == 3000, values
 
 
-def test_out_of_memory_on_the_gpu_is_one_line():
+def test_out_of_memory_on_the_gpu_is_one_line(torch, helpers):
     """A size that does not fit into GPU memory ends with one line naming --size, no traceback."""
     done = run_script("async_computation.py", "--size", "300000", "--device", "gpu")
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
     assert "out of memory on the GPU at --size 300000" in done.stderr and "try a smaller --size" in done.stderr
+    # The suggestion fits the memory that the device reports, not half of the size that failed.
+    from common.options import fitting_size  # on the path once helpers is imported
+    total = torch.cuda.get_device_properties(0).total_memory
+    assert f"e.g. --size {fitting_size(total, 300000)} (the GPU has {total / 1e9:.3g} GB" in done.stderr
 
 
 def test_hardware_example_measures_every_gpu_row_below_its_limits():

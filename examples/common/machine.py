@@ -30,6 +30,14 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def host_memory_bytes() -> int:
+    """The host's physical memory in bytes, as the operating system reports it (0 if unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 0
+
+
 def device_label(name: str, model: str) -> str:
     """``name (model)``: how every example names a device in its output."""
     return f"{name} ({model})"

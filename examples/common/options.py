@@ -9,6 +9,7 @@ the kernel, so the options come from the environment variable EXAMPLE_ARGS
 (for example ``EXAMPLE_ARGS="--size 64 --repeats 2"``).
 """
 import argparse
+import math
 import os
 import shlex
 import sys
@@ -21,6 +22,11 @@ CPU_JOB_SECONDS = 0.2
 DEFAULT_SIZE = "auto"
 DEFAULT_REPEATS = 5
 DEVICE_CHOICES = ("auto", "cpu", "gpu")
+#: What a printed time's numbers are: said in --help and above a script's first time.
+TIMING_LEGEND = "median [fastest-slowest] of the timed repeats, in the median's unit"
+#: The out-of-memory hint leaves room for this many matrices of the size on the device: a script
+#: holds a few at once (inputs, results, a job's copies), and the device's memory is not all free.
+OOM_MATRICES = 8
 
 
 def in_kernel() -> bool:
@@ -69,7 +75,8 @@ def build_parser(description: Optional[str] = None, prog: Optional[str] = None,
                  repeats: int = DEFAULT_REPEATS) -> argparse.ArgumentParser:
     """The parser with the options every script shares; add your own to it."""
     summary = (description or "").strip().splitlines()[0] if description else None
-    parser = argparse.ArgumentParser(prog=prog, description=summary)
+    parser = argparse.ArgumentParser(prog=prog, description=summary,
+                                     epilog=f"Times print as {TIMING_LEGEND}: 131 ms [130-133].")
     parser.add_argument("--size", type=size_or_auto, default=size,
                         help=f"matrix side, or auto: {GPU_SIZE} on a GPU, on the CPU the size at "
                              f"which one job takes about {CPU_JOB_SECONDS} s (default {size})")
@@ -107,11 +114,22 @@ def parse_options(description: Optional[str] = None, argv: Optional[Sequence[str
     return parser.parse_args(list(argv))
 
 
+def error_line(message: str) -> str:
+    """``script.py: error: message``, as argparse writes its errors (``EXAMPLE_ARGS:`` in a kernel)."""
+    prog = "EXAMPLE_ARGS" if in_kernel() else os.path.basename(sys.argv[0])
+    return f"{prog}: error: {message}"
+
+
 def fail(message: str, status: int = 2) -> NoReturn:
-    """Print ``error: message`` as one line on stderr and stop with ``status``."""
+    """Print ``script.py: error: message`` as one line on stderr and stop with ``status``."""
     sys.stdout.flush()
-    print(f"error: {message}", file=sys.stderr, flush=True)
+    print(error_line(message), file=sys.stderr, flush=True)
     raise SystemExit(status)
+
+
+def note_unused(option: str, why: str) -> None:
+    """Say in one line on stderr that ``option`` was given but is not used on this run, and why."""
+    print(f"note: {option} is not used: {why}", file=sys.stderr, flush=True)
 
 
 def install_error_hook(explain: Callable[[BaseException], Optional[str]], status: int = 2) -> None:
@@ -130,8 +148,8 @@ def install_error_hook(explain: Callable[[BaseException], Optional[str]], status
             if message is None:
                 shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
                 return None
-            print(f"error: {message}", file=sys.stderr, flush=True)
-            return [f"error: {message}"]
+            print(error_line(message), file=sys.stderr, flush=True)
+            return [error_line(message)]
 
         ip.set_custom_exc((Exception,), handler)
         return
@@ -146,7 +164,7 @@ def install_error_hook(explain: Callable[[BaseException], Optional[str]], status
         try:
             sys.stdout.flush()
         finally:
-            print(f"error: {message}", file=sys.stderr, flush=True)
+            print(error_line(message), file=sys.stderr, flush=True)
             os._exit(status)
 
     sys.excepthook = hook
@@ -180,9 +198,23 @@ def no_gpu_reason(device_choice: str) -> str:
     return "--device cpu" if device_choice == "cpu" else "No GPU"
 
 
-def oom_message(size: int, where: str = "") -> str:
-    """The one-line out-of-memory message: names --size and suggests a smaller one."""
+def fitting_size(memory_bytes: Optional[int], size: int) -> int:
+    """A --size below ``size`` at which OOM_MATRICES fp32 matrices fit in ``memory_bytes``, to 2
+    significant digits (half of ``size`` where the memory is unknown)."""
+    if not memory_bytes:
+        return max(1, size // 2)
+    fits = int(math.sqrt(memory_bytes / (4 * OOM_MATRICES)))
+    step = 10 ** max(0, len(str(fits)) - 2)
+    return max(1, min(size // 2, fits // step * step))
+
+
+def oom_message(size: int, where: str = "", memory_bytes: Optional[int] = None) -> str:
+    """The one-line out-of-memory message: names --size and suggests a smaller one, computed from
+    the memory that the device reports (``memory_bytes``)."""
     gb = 4.0 * size * size / 1e9
     place = f" on {where}" if where else ""
+    has = f"{where or 'the device'} has {memory_bytes / 1e9:.3g} GB, room for {OOM_MATRICES} matrices at " \
+        if memory_bytes else ""
     return (f"out of memory{place} at --size {size} (one {size}x{size} fp32 matrix is {gb:.3g} GB); "
-            f"try a smaller --size, e.g. --size {max(1, size // 2)}")
+            f"try a smaller --size, e.g. --size {fitting_size(memory_bytes, size)}"
+            + (f" ({has}that size)" if has else ""))

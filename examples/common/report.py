@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from common.i18n import LANGUAGES, number, text
 from common.keys import published, spread_key, unit
-from common.options import in_kernel
+from common.options import TIMING_LEGEND, in_kernel
 from common.stats import median, spread
 
 
@@ -74,6 +74,19 @@ def timing(samples: Optional[Sequence[float]]) -> str:
     scale = _unit(mid)[0]
     low, high = (f"{t * scale:.{_decimals(t * scale)}f}" for t in (low, high))
     return f"{duration(mid)} [{low}-{high}]"
+
+
+_legend_said = [False]
+
+
+def print_timings(samples: Dict[str, Sequence[float]]) -> None:
+    """Print ``label: 131 ms [130-133]`` for each case; the first time, under a heading that says
+    what the numbers are (TIMING_LEGEND), so that a script run on its own explains its brackets once."""
+    if not _legend_said[0]:
+        print(f"Times: {TIMING_LEGEND}.")
+        _legend_said[0] = True
+    for label, values in samples.items():
+        print(f"{label}: {timing(values)}")
 
 
 def fraction(x: Optional[float], lang: str = "en") -> str:

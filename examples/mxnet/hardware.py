@@ -20,9 +20,16 @@ book's page are PyTorch's; this script runs on CPU contexts anywhere.
 # %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from common.keys import HARDWARE
+from common.options import fail, note_unused
 from common.stats import matmul_flops, median, rate, ratio, significant
 
 options, report = helpers.start(__doc__, HARDWARE)
+if options.device == "gpu":  # these rows run on CPU contexts only
+    fail("--device gpu: MXNet's rows of this section run on CPU contexts; the GPU rows are the PyTorch "
+         "twin's; use --device cpu or --device auto")
+if options.size != "auto":  # these rows have fixed sizes
+    note_unused(f"--size {options.size}", "it sizes the roofline's product, which only the PyTorch twin "
+                "times, on a GPU")
 
 # %% tags=["setup"]
 from statistics import median

@@ -51,10 +51,10 @@ npx.set_np()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware, i18n  # noqa: E402
-from common.machine import cpu_count, cpu_model, device_label  # noqa: E402,F401
+from common.machine import cpu_count, cpu_model, device_label, host_memory_bytes  # noqa: E402,F401
 from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options,  # noqa: E402
                             stop_here)
-from common.report import Report, duration, fraction, timing  # noqa: E402,F401
+from common.report import Report, print_timings, duration, fraction, timing  # noqa: E402,F401
 from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
@@ -120,7 +120,15 @@ def error_message(exc, size):
                 "elements per array, i.e. --size 46340); try a smaller --size")
     if not is_out_of_memory(exc):
         return None
-    return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
+    return oom_message(size, *memory_of("cuda" if "cuda" in str(exc).lower() else "cpu"))
+
+
+def memory_of(kind):
+    """Where an out-of-memory error happened ("the GPU" or "the CPU") and the memory it reports,
+    in bytes: the first GPU's total, or the host's."""
+    if kind == "cuda":
+        return "the GPU", mxnet.context.gpu_memory_info(0)[1]
+    return "the CPU", host_memory_bytes()
 
 
 def is_out_of_memory(exc):
@@ -326,8 +334,7 @@ def benchmark(cases, devices, wait=True, per=1, repeats=None, warmup=1):
                 synchronize(devices)  # wait for every device involved
             if turn >= warmup:  # a warm-up pays the one-off costs, untimed
                 samples[label].append((time.perf_counter() - begin) / per)
-    for label, values in samples.items():
-        print(f"{label}: {timing(values)}")  # median [min-max]
+    print_timings(samples)  # median [fastest-slowest]
     return samples
 
 
@@ -335,8 +342,7 @@ def device_benchmark(cases, device, per=1):
     """Like :func:`benchmark`, but the device's own time: the time in which MXNet's
     profiler saw the device's engine worker busy (on CPU contexts too)."""
     samples = measure(cases, [device], clock="gpu", per=per)
-    for label, values in samples.items():
-        print(f"{label}: {timing(values)}")
+    print_timings(samples)
     return samples
 
 

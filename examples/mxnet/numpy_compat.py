@@ -10,6 +10,7 @@ import builtins
 import math
 import sys
 import types
+import warnings
 
 
 def _removed(name):
@@ -41,6 +42,14 @@ def _version(numpy):
     return tuple(int(part) for part in numpy.__version__.split(".")[:2])
 
 
+def _has(numpy, name):
+    """hasattr(numpy, name), without the FutureWarning that numpy 1.24 to 1.26 give when asked for
+    the removed ``numpy.bool`` ("In the future np.bool will be defined as ...")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return hasattr(numpy, name)
+
+
 def restore(numpy=None):
     """Restore the missing names on ``numpy``; return the list of names set."""
     if numpy is None:
@@ -49,7 +58,7 @@ def restore(numpy=None):
         return []
     restored = []
     for name, value in _replacements(numpy).items():
-        if value is not None and not hasattr(numpy, name):
+        if value is not None and not _has(numpy, name):
             setattr(numpy, name, value)
             restored.append(name)
     # numpy.compat (gone in 2.0) is read by mxnet's np.pad for ``basestring``.

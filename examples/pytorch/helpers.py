@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware  # noqa: E402
 from common.machine import cpu_model, device_label  # noqa: E402
-from common.machine import cpu_count  # noqa: E402
+from common.machine import cpu_count, host_memory_bytes  # noqa: E402
 from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, no_gpu_reason, oom_message,  # noqa: E402
                             parse_options, stop_here)
-from common.report import Report, fraction, timing  # noqa: E402,F401
+from common.report import Report, print_timings, fraction, timing  # noqa: E402,F401
 from common.stats import count_equal as _count_equal, in_turns, matmul_flops, median, rate, size_for_time  # noqa: E402
 from common.timeline import Span, draw_timeline  # noqa: E402,F401
 
@@ -68,11 +68,19 @@ def start(doc, keys=(), add_arguments=None):
         if not is_out_of_memory(exc):
             return None
         size = _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)
-        return oom_message(size, "the GPU" if "cuda" in str(exc).lower() else "the CPU")
+        return oom_message(size, *memory_of("cuda" if "cuda" in str(exc).lower() else "cpu"))
 
     install_error_hook(explain)
     report = _settings["report"] = Report(options, keys)
     return options, report
+
+
+def memory_of(kind):
+    """Where an out-of-memory error happened ("the GPU" or "the CPU") and the memory it reports,
+    in bytes: the current GPU's total, or the host's."""
+    if kind == "cuda":
+        return "the GPU", torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    return "the CPU", host_memory_bytes()
 
 
 def is_out_of_memory(exc):
@@ -351,8 +359,7 @@ def benchmark(cases, devices, wait=True, per=1, repeats=None, warmup=1):
                 synchronize(devices)  # wait for every device involved
             if turn >= warmup:  # a warm-up pays the one-off costs, untimed
                 samples[label].append((time.perf_counter() - begin) / per)
-    for label, values in samples.items():
-        print(f"{label}: {timing(values)}")  # median [min-max]
+    print_timings(samples)  # median [fastest-slowest]
     return samples
 
 
@@ -360,8 +367,7 @@ def device_benchmark(cases, device, per=1):
     """Like :func:`benchmark`, but the device's own time: on a GPU, CUDA events
     around the queued work (see :func:`_gpu_time`); on the CPU, the host clock."""
     samples = measure(cases, [device], clock="gpu", per=per)
-    for label, values in samples.items():
-        print(f"{label}: {timing(values)}")
+    print_timings(samples)
     return samples
 
 
