@@ -83,7 +83,7 @@ barriers = helpers.benchmark({
 
 
 # %% tags=["frontend"]
-steps, small = 200, np.random.uniform(size=(64, 64), ctx=device)  # small
+steps, small = 200, np.random.uniform(size=(64, 64), ctx=device)  # small steps
 
 
 def loop(read_every_step=False):
