@@ -587,7 +587,7 @@ CHROME = [
 # Turkish pages' HTML outside the article's prose, with JavaScript off (what the builder wrote).
 ENGLISH_IN_TURKISH = ["Link to this", 'aria-label="Page"', "Bu sayfayı English", "English oku", " threads)",
                       "The Automatic Parallelism authors", "et al.", ", and ", "arXiv preprint", "In Advances",
-                      "Search...", "–size", " s ·", "The book (.pdf)", "whole book as one PDF"]
+                      "Search...", "–size", " sn ·", "The book (.pdf)", "whole book as one PDF"]
 
 
 def test_turkish_pages_have_no_english_chrome(reader, site):
