@@ -27,34 +27,6 @@ NUMBER_THE_CONTENTS = """pages => {
     link.dataset.page = pages[decodeURIComponent(link.hash.slice(1))] ?? "";
   }
 }"""
-# Keeps only the soft hyphens (the Turkish book's, see conf/ext/turkish_hyphenation.py) at which a
-# line ends. Chromium writes every soft hyphen into the PDF's text as a space, so that "son\xadra"
-# would read "son ra" in a search or a copy. Chromium breaks lines greedily: a line ends at the
-# last break that fits, so dropping the breaks it did not take leaves every line as it was.
-# The page is measured on the screen, whose column pdf.css makes as wide as the paper's.
-KEEP_LINE_END_SOFT_HYPHENS = """() => {
-  const range = document.createRange();
-  const top = (node, index) => {  // of the letter's last box: a range next to a line break has two
-    range.setStart(node, index);
-    range.setEnd(node, index + 1);
-    const boxes = range.getClientRects();
-    return boxes[boxes.length - 1].top;
-  };
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const changes = [];
-  while (walker.nextNode()) {
-    const node = walker.currentNode;
-    if (!node.data.includes("\u00ad")) continue;
-    let text = "";
-    for (let i = 0; i < node.data.length; i++) {
-      const lineEnd = i > 0 && i + 1 < node.data.length && top(node, i + 1) > top(node, i - 1) + 1;
-      if (node.data[i] !== "\u00ad" || lineEnd) text += node.data[i];
-    }
-    changes.push([node, text]);
-  }
-  for (const [node, text] of changes) node.data = text;
-  return changes.length;
-}"""
 CONTENTS_LINKS = """() => [...document.querySelectorAll(".pdf-contents a[href^='#']")].map(
   link => [decodeURIComponent(link.hash.slice(1)), link.dataset.page])"""
 
@@ -92,7 +64,6 @@ def print_book(browser, page_file: Path) -> tuple[str, str, bytes]:
     name = page.evaluate("document.querySelector(\"meta[name='book-pdf']\")?.content")
     if not name:
         raise PrintError(f"{page_file} does not name its PDF (meta book-pdf): build it with 'sphinx -b pdfhtml'")
-    page.evaluate(KEEP_LINE_END_SOFT_HYPHENS)
     page.evaluate(NUMBER_THE_CONTENTS, destination_pages(page.pdf(**PDF_OPTIONS)))
     pdf = page.pdf(**PDF_OPTIONS)
     final = destination_pages(pdf)

@@ -202,11 +202,17 @@ def test_the_tab_check_notices_an_output_above_its_code_and_tabs_under_the_other
 
 # The words of a stamp in each book, as the reader sees them.
 THREADS = {"en": "{} threads", "tr": "{} iş parçacığı"}
-SECONDS = {"en": "{} s", "tr": "{} sn"}
+SECONDS = {"en": "{} s", "tr": "{} s"}
 
 
 def decimal(text: str, lang: str) -> str:
-    return text.translate(str.maketrans(".,", ",.")) if lang == "tr" else text
+    """An English number as the Turkish book writes it: a decimal comma, a dot between thousands only
+    from five digits on (1234,5 but 12.345,6), and the percent sign first (%88)."""
+    if lang != "tr":
+        return text
+    text = re.sub(r"(?<![\d.])(\d),(\d{3})(?![\d,])", r"\1\2", text)  # four digits: no separator
+    text = re.sub(r"(?<![\d.,])\d{5,}", lambda m: f"{int(m.group()):,}", text)  # five or more: grouped
+    return re.sub(r"([\d.,]+)%", r"%\1", text.translate(str.maketrans(".,", ",.")))
 
 
 def expected_stamp_parts(stamp: dict, lang: str) -> list[str]:
@@ -312,7 +318,7 @@ def test_measured_values_equal_the_recordings_formatted_as_asked(lang: str):
                 expected = decimal(expected, lang)
                 assert not re.search(r"\de[-+]\d", expected), f"{lang}/{page}: {key} shows {expected!r}"
             if unit:
-                expected += "\N{NO-BREAK SPACE}" + ("sn" if (lang, unit) == ("tr", "s") else unit)
+                expected += "\N{NO-BREAK SPACE}" + unit
             assert text == expected, f"{lang}/{page}: {framework}/{name}::{key}:{spec} shows {text!r}, not {expected!r}"
             quoted += 1
     assert quoted, f"the {lang} book quotes no measured value"
@@ -520,7 +526,7 @@ def test_hide_code_shows_outputs_and_only_this_languages_figure(synthetic_books,
         assert len(panel.select("a.download")) == 2 and not panel.select("details")
         stamps = [stamp.get_text() for stamp in panel.select(".recording-stamp")]
         assert len(stamps) == 1, stamps
-        assert "--size 64" in stamps[0] and {"en": "1.2 s", "tr": "1,2 sn"}[lang] in stamps[0], stamps[0]
+        assert "--size 64" in stamps[0] and {"en": "1.2 s", "tr": "1,2 s"}[lang] in stamps[0], stamps[0]
     for panel in second.select(".sd-tab-content"):
         assert not panel.select(".example-code"), "a :hide-code: example shows code"
         assert [pre.get_text() for pre in panel.select(".example-output pre")] == []  # "drawn\n" printed
@@ -575,12 +581,12 @@ def test_frameworks_option_rejects_an_unknown_framework(tmp_path):
 
 
 def test_measured_role_formats_with_the_books_separators_and_units(synthetic_books):
-    """``:,.1f`` gives 1,234.6 in English and 1.234,6 in Turkish; ``:.1f µs`` shows seconds in
-    microseconds, ``:.2f s`` names the unit as each language abbreviates it."""
+    """``:,.1f`` gives 1,234.6 in English and 1234,6 in Turkish (a dot between thousands only from five
+    digits on); ``:.1f µs`` shows seconds in microseconds, ``:.2f s`` names the unit, s in both books."""
     shown = {lang: [span.get_text() for span in book.select("span.measured")]
              for lang, book in synthetic_books.items()}
     assert shown == {"en": ["1,234.6", "46.5\N{NO-BREAK SPACE}µs", "0.91\N{NO-BREAK SPACE}s"],
-                     "tr": ["1.234,6", "46,5\N{NO-BREAK SPACE}µs", "0,91\N{NO-BREAK SPACE}sn"]}
+                     "tr": ["1234,6", "46,5\N{NO-BREAK SPACE}µs", "0,91\N{NO-BREAK SPACE}s"]}
 
 
 def test_measured_role_rejects_an_unknown_unit(tmp_path):

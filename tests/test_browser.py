@@ -575,7 +575,7 @@ CHROME = [
     (".example-code button.copybtn", "data-tooltip", {"en": "Copy", "tr": "Kopyala"}),
     (".footer-item .component-author", None,
      {"en": "By The Automatic Parallelism authors", "tr": "Otomatik Paralellik yazarları tarafından"}),
-    ("a.language-switch", "title", {"en": "Read this page in Turkish", "tr": "Bu sayfayı İngilizce okuyun"}),
+    ("a.language-switch", "title", {"en": "Read this page in Turkish", "tr": "Bu sayfayı İngilizce oku"}),
     ("h2 > a.headerlink", "title", {"en": "Link to this heading", "tr": "Bu başlığa bağlantı"}),
     ("#jb-print-toc nav", "aria-label", {"en": "Page", "tr": "Sayfa"}),
     ("figcaption a.headerlink", "title", {"en": "Link to this image", "tr": "Bu görsele bağlantı"}),
@@ -587,7 +587,7 @@ CHROME = [
 # Turkish pages' HTML outside the article's prose, with JavaScript off (what the builder wrote).
 ENGLISH_IN_TURKISH = ["Link to this", 'aria-label="Page"', "Bu sayfayı English", "English oku", " threads)",
                       "The Automatic Parallelism authors", "et al.", ", and ", "arXiv preprint", "In Advances",
-                      "Search...", "–size", " s ·", "The book (.pdf)", "whole book as one PDF"]
+                      "Search...", "–size", " sn ·", "The book (.pdf)", "whole book as one PDF"]
 
 
 def test_turkish_pages_have_no_english_chrome(reader, site):

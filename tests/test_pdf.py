@@ -23,13 +23,11 @@ from pypdf.generic import ArrayObject, DictionaryObject, NameObject
 
 from pdf_book import anchor
 from recordings import all_examples, load_recording
-from turkish_hyphenation import breaks, hyphenate
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 PDF = ROOT / "_build" / "pdf"
 LANGUAGES = ("en", "tr")
-HYPHEN = "\N{HYPHEN}"  # what Chromium draws where a line breaks at a soft hyphen
 
 
 def article(path: Path) -> BeautifulSoup:
@@ -41,9 +39,8 @@ def article(path: Path) -> BeautifulSoup:
 
 
 def squeezed(text: str) -> str:
-    """Text without its whitespace, and without the hyphens of lines broken at a soft hyphen, so that
-    the PDF's wrapped lines compare with the HTML's."""
-    return re.sub(r"\s+", "", text.replace(HYPHEN + "\n", ""))
+    """Text without its whitespace, so that the PDF's wrapped lines compare with the HTML's."""
+    return re.sub(r"\s+", "", text)
 
 
 @dataclass
@@ -96,8 +93,7 @@ class Book:
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             if lines and lines[-1] == str(number):
                 lines.pop()
-            # layout mode sets a line's closing hyphen apart, where Chromium drew it
-            texts.append("\n".join(re.sub(rf"\s+{HYPHEN}$", HYPHEN, line) for line in lines))
+            texts.append("\n".join(lines))
         return texts
 
     @cached_property
@@ -432,33 +428,36 @@ def test_turkish_letters_are_in_the_turkish_pdf(tr_book: Book):
     assert in_html <= set(tr_book.text), in_html - set(tr_book.text)
 
 
-# The TDK's own examples ("Hece yapısı ve satır sonunda kelimelerin bölünmesi"), and names that never break.
-TDK_BREAKS = {"araba": "ara-ba", "aldı": "al-dı", "Türkçe": "Türk-çe", "kontrol": "kont-rol",
-              "program": "prog-ram", "santral": "sant-ral", "başöğretmen": "ba-şöğ-ret-men", "ilkokul": "il-ko-kul",
-              "Karaosmanoğlu": "Ka-ra-os-ma-noğ-lu", "uçurtma": "uçurt-ma", "müdafaa": "mü-da-faa",
-              "saat": "sa-at", "GPU’nun": "GPU’nun", "PyTorch": "PyTorch", "auto_parallelism.py": "auto_parallelism.py"}
+# A word broken at a line's end: letters, a hyphen that no word of the text holds there (U+2010, which
+# Chromium draws where it breaks a line inside a word; a hyphen-minus of the text is U+002D) or a soft
+# hyphen, then letters on the next line.
+SPLIT_WORD = re.compile(r"[^\W\d_]+[ \N{SOFT HYPHEN}]*[\N{HYPHEN}\N{SOFT HYPHEN}]\s*\n\s*[^\W\d_]+")
 
 
-@pytest.mark.parametrize("word", TDK_BREAKS)
-def test_turkish_words_break_where_the_tdk_rules_say(word: str):
-    assert hyphenate(word).replace("\N{SOFT HYPHEN}", "-") == TDK_BREAKS[word]
+def split_words(text: str) -> list[str]:
+    """The words of a PDF's extracted text that a soft hyphen or a line-end hyphen cuts."""
+    return SPLIT_WORD.findall(text) + re.findall(r"\S*\N{SOFT HYPHEN}\S*", text)
 
 
-def test_the_turkish_pdf_hyphenates_by_tdk_rules_and_keeps_words_whole(tr_book: Book):
-    """Lines of the Turkish PDF end in hyphenated words, each broken between syllables as the TDK
-    rules say; no word of the prose is cut by a space (a soft hyphen that Chromium writes as one)."""
-    bodies = [*tr_book.articles.values(), article(HTML / "tr" / "index.html")]  # the home page is printed too
-    words = set(re.findall(r"[^\W\d_]+", " ".join(a.get_text(" ") for a in bodies)))
-    cuts = re.findall(rf"([^\W\d_]+) ?{HYPHEN}\n([^\W\d_]+)", tr_book.drawing_order_text)
-    assert len(cuts) >= len(tr_book.reader.pages), f"only {len(cuts)} hyphenated line ends"
-    for before, after in cuts:
-        if not after[0].islower():  # the next line drawn belongs to another block (a page break, a tab)
-            continue
-        assert before + after in words and len(before) in breaks(before + after), f"{before}-{after}"
-    pdf_words = set(re.findall(r"[^\W\d_]+", tr_book.text.replace(HYPHEN + "\n", "")))
-    long_prose = {w for body in tr_book.articles.values() for p in body.select("p:not(.example-download)")
-                  for w in re.findall(r"[^\W\d_]{8,}", p.get_text(" "))}
-    assert long_prose <= pdf_words, f"words cut in the PDF: {sorted(long_prose - pdf_words)[:10]}"
+def test_the_word_check_finds_a_hyphenated_line_end_and_a_soft_hyphen():
+    """Chromium's two forms of a word broken at a line's end, as pypdf extracts them; a hyphen-minus
+    of the text (a code line that wraps after "--size") is no broken word."""
+    assert split_words("bir çalıştırma\N{SOFT HYPHEN}\N{HYPHEN}\nsından gelir") == [
+        "çalıştırma\N{SOFT HYPHEN}\N{HYPHEN}\nsından", "çalıştırma\N{SOFT HYPHEN}\N{HYPHEN}"]
+    assert split_words("bir çalıştırma     \N{HYPHEN}\n      sından") == ["çalıştırma     \N{HYPHEN}\n      sından"]
+    assert not split_words("python x.py --\nsize 256; ortanca [en az-en çok]\nsonra")
+
+
+def test_the_pdf_keeps_every_word_whole(book: Book):
+    """Search and copy find every word of the PDF: its text holds no soft hyphen and no word broken at a
+    line's end, in reading order and in drawing order; every word of the prose of 8 letters or more is
+    in the PDF's text, whole. The check reads words, whatever block a line's next text belongs to."""
+    for text in (book.text, book.drawing_order_text):
+        assert not split_words(text), f"words cut in the {book.lang} PDF: {split_words(text)[:5]}"
+    pdf_words = set(re.findall(r"[^\W\d_]+", book.text))
+    prose = {w for body in book.articles.values() for p in body.select("p:not(.example-download)")
+             for w in re.findall(r"[^\W\d_]{8,}", p.get_text(" "))}
+    assert prose <= pdf_words, f"words missing from the {book.lang} PDF: {sorted(prose - pdf_words)[:10]}"
 
 
 # make pdf

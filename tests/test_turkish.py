@@ -41,12 +41,12 @@ REJECTED = {
     r"çalışan iş parçacığı": "işçi iş parçacığı",
     r"\bmod(u|unda|unu|da|a)?\b": "kip",
     r"\d ?x ?\d|\bn x n\b": "× (64×64, n × n)",
-    r"\d\s*s\b(?!\.)|\(s\)": "sn",
+    r"\bsn\b": "s (the symbol of the second, as the programs print it)",
     r"ön uca bağlı": "ön ucun sınırladığı",
 }
 REJECTED_EXAMPLES = ["asenkron", "buyurgan programlama", "kuyruklanan", "eleman bazında işlem", "mini-grup",
                      "tensör birimi", "çoklu işlemci sayısı", "hesap akışı", "Hesaplamalı Performans",
-                     "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 s", "zaman (s)",
+                     "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 sn", "zaman (sn)",
                      "ön uca bağlıdır"]
 
 
@@ -87,7 +87,7 @@ def test_the_term_check_notices_every_rejected_form():
         assert rejected_terms(f"Bu {example} burada."), f"{example!r} passed"
     fine = ("eşzamansız hesaplama, eşzamanlamak, buyuru programlama, kuyruğa eklenen, eleman yönlü işlem, "
             "minigrup, Tensor Core, akış çoklu işlemcisi (SM), hesaplama akışı, kopyalama akışı, ön uç, arka "
-            "uç, işçi iş parçacığı, anında yürütme kipi, Renk kipi, 64×64'lük, n × n, 29,0 sn, PCIe x16, "
+            "uç, işçi iş parçacığı, anında yürütme kipi, Renk kipi, 64×64'lük, n × n, 29,0 s, PCIe x16, "
             "modeller, 0,5 ms, 3 µs, modül")
     assert not rejected_terms(fine), rejected_terms(fine)
     assert not rejected_terms("d2l-tr :rejected:`asenkron` der."), "the glossary may name a rejected form"
@@ -173,8 +173,8 @@ def decimal_points(text: str) -> list[str]:
 
 
 def test_the_number_check_notices_a_decimal_point():
-    assert decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0, python 3.12 · 29.0 sn") == ["29.0"]
-    assert not decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0+cu128, python 3.12 · 29,0 sn")
+    assert decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0, python 3.12 · 29.0 s") == ["29.0"]
+    assert not decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0+cu128, python 3.12 · 29,0 s")
 
 
 def test_numbers_the_turkish_book_renders_have_a_decimal_comma():
@@ -211,3 +211,118 @@ def test_no_output_shows_a_number_that_reads_as_thousands():
             problems += [f"{path.relative_to(HTML)}: {number}" for number in THOUSANDS_LIKE.findall(pre.get_text())]
     assert outputs, "the Turkish book shows no output"
     assert not problems, "\n".join(problems)
+
+
+# The prose of the built Turkish book
+# -----------------------------------
+
+# What holds words of a sentence; a block holding another one is read through it.
+BLOCKS = ["p", "li", "dt", "dd", "th", "td", "h1", "h2", "h3", "h4", "h5", "h6", "caption", "figcaption"]
+# What is not prose: code, outputs, stamps, literals, formulas, the references (their DOIs) and the
+# glossary's rejected forms.
+NOT_PROSE = ("div.example-code, div.example-output, div.helper-code, pre, .recording-stamp, code, "
+             "span.pre, math, .math, div.citation, span.rejected")
+
+
+def prose(path: Path) -> list[str]:
+    """The Turkish sentences of a built page, block by block: its prose, headings and table cells,
+    without code, outputs or stamps (none on a page without an article, such as the search page)."""
+    body = page(path).select_one("article.bd-article")
+    if body is None:
+        return []
+    for element in body.select(NOT_PROSE):
+        element.decompose()
+    return [" ".join(block.get_text(" ").split()) for block in body.find_all(BLOCKS) if not block.find(BLOCKS)]
+
+
+def shown_comments(path: Path) -> list[str]:
+    """The comments and docstrings of the code that a built page shows."""
+    return [span.message for pre in page(path).select("div.example-code pre, div.helper-code pre")
+            for span in spans(pre.get_text())]
+
+
+# Words that say what the scheduler does; "zamanlamak" without one of them before it, in its clause,
+# is timing ("süresini ölçmek"), and "zamanlayıcı" a timer ("süreölçer").
+SCHEDULED = re.compile(r"\b(iş|işi|işleri|işlem\w*|motor\w*|arka uç\w*|işletim sistem\w*)\b", re.IGNORECASE)
+ZAMANLA = re.compile(r"\bzamanla[a-zçğıöşü]+", re.IGNORECASE)  # not "zamanla" (in time), nor "eşzamanlamak"
+# Efficiency is "verimlilik"; "verim" is d2l-tr's throughput, which the glossary calls "işlem hacmi".
+VERIM = re.compile(r"\bverim(?!li)\w*", re.IGNORECASE)
+
+
+def other_senses(text: str) -> list[str]:
+    """Each glossary term of ``text`` used in the sense that the glossary gives another word."""
+    found = [f"{m.group()!r} (efficiency: verimlilik)" for m in VERIM.finditer(text)]
+    for m in ZAMANLA.finditer(text):
+        clause = re.split(r"[.;:!?]", text[:m.start()])[-1]
+        if not SCHEDULED.search(clause):
+            found.append(f"{m.group()!r} (timing: süresini ölçmek; a timer: süreölçer)")
+    return found
+
+
+def test_the_sense_check_notices_a_term_in_its_other_sense():
+    for wrong in ["Paralel verim 1'e yaklaştı.", "örtüşme verimi", "Verim, programı kendisiyle karşılaştırır.",
+                  "Bölümün cihazları nasıl zamanladığı", "Zamanlama Kuralları", "kitabın zamanlayıcısı",
+                  "cihaz işini ölçen bir zamanlayıcı cihazı beklemelidir."]:
+        assert other_senses(wrong), f"{wrong!r} passed"
+    fine = ["Paralel verimlilik 1'e yaklaştı; örtüşme verimliliği.", "MXNet'in motoru bağımsız işlemleri, "
+            "GPU'da olduğu gibi CPU'da da kendiliğinden zamanlar.", "motorun işleri nasıl zamanladığı",
+            "MXNet'in arka uçtaki zamanlayıcısı", "İşletim sisteminin bir çekirdekte zamanladığı komut dizisi",
+            "Hangi satırlar cihazla eşzamanlama yapıyor?", "Fark zamanla büyür."]
+    assert not [found for text in fine for found in other_senses(text)]
+
+
+def test_built_turkish_pages_use_each_term_in_the_glossarys_sense():
+    """No page of the built Turkish book, in its prose or in the comments of the code it shows, uses
+    "verim" for efficiency or "zamanlamak" for timing: one term per concept."""
+    problems, read = [], 0
+    for path in turkish_pages():
+        for text in prose(path) + shown_comments(path):
+            read += 1
+            problems += [f"{path.relative_to(HTML)}: {found} in {text[:120]!r}" for found in other_senses(text)]
+    assert read, "the Turkish book has no prose"
+    assert not problems, "\n".join(problems)
+
+
+# A fraction below 1 written as a multiple: "0,88 katı" (write %88).
+FRACTION_TIMES = re.compile(r"(?<![\d,.])0,\d+\s*kat\w*", re.IGNORECASE)
+# Turkish groups thousands with a dot from five digits on only: 4096 and 1978,9, but 12.345.
+FOUR_DIGITS_GROUPED = re.compile(r"(?<![\d.,])\d\.\d{3}(?![\d.])")
+FIVE_DIGITS_UNGROUPED = re.compile(r"(?<![\w.,])\d{5,}(?!\w)")
+
+
+def number_problems(text: str) -> list[str]:
+    text = VERSION.sub("", text)
+    return ([f"{m.group()!r} (a fraction below 1 is a percentage: %88)" for m in FRACTION_TIMES.finditer(text)]
+            + [f"{m.group()!r} (no dot in a four-digit number)" for m in FOUR_DIGITS_GROUPED.finditer(text)]
+            + [f"{m.group()!r} (a dot between thousands from five digits on)"
+               for m in FIVE_DIGITS_UNGROUPED.finditer(text)])
+
+
+def test_the_number_check_notices_a_fraction_as_a_multiple_and_a_broken_grouping():
+    for wrong in ["sınırın 0,88 katına ulaştı", "1.978,9 TFLOP/s", "4.096 sayı", "12345 sayı", "1234567"]:
+        assert number_problems(wrong), f"{wrong!r} passed"
+    fine = "%88'ine; 1,08 katı; 4096 sayı; 1830 MHz; 1980/1830; 1978,9; 12.345; 1.234.567; numpy 1.23.5; 0,52"
+    assert not number_problems(fine), number_problems(fine)
+
+
+def test_turkish_prose_writes_numbers_one_way():
+    """In the prose of the built Turkish book (code and outputs aside): a fraction below 1 is a
+    percentage, not "0,88 katı", and a dot groups thousands from five digits on only."""
+    problems = [f"{path.relative_to(HTML)}: {found} in {text[:120]!r}" for path in turkish_pages()
+                for text in prose(path) for found in number_problems(text)]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_turkish_page_spells_out_sm_at_its_first_use():
+    """A page that names the GPU's SMs says first what they are: "akış çoklu işlemcisi (SM)"."""
+    problems, pages = [], 0
+    for path in turkish_pages():
+        text = " ".join(prose(path))
+        first = re.search(r"\bSM", text)
+        if first is None:
+            continue
+        pages += 1
+        if not re.search(r"akış çoklu işlemci\w*\s*\($", text[:first.start()]):
+            problems.append(f"{path.relative_to(HTML)}: {text[max(0, first.start() - 80):first.end() + 20]!r}")
+    assert pages, "no Turkish page names an SM"
+    assert not problems, "the first SM of a page is not spelled out:\n" + "\n".join(problems)

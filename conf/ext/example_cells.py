@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import base64
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -55,9 +56,24 @@ def recording_for(env, framework: str, name: str):
     return cache[key]
 
 
+# A number as Python formats it in English: digits perhaps grouped by commas, perhaps a decimal part.
+ENGLISH_NUMBER = re.compile(r"(\d[\d,]*)(\.\d+)?")
+
+
 def local_number(text: str, language: str) -> str:
-    """A formatted number as the book's language writes it: Turkish 1.234,5 for English 1,234.5."""
-    return text.translate(str.maketrans({".": ",", ",": "."})) if language == "tr" else text
+    """The numbers of a formatted text as the book's language writes them. Turkish has a decimal comma
+    and groups thousands with a dot from five digits on only: 4096 and 1234,5, but 12.345,6 (English
+    4,096, 1,234.5 and 12,345.6), whether or not the format grouped them; a percent sign goes before
+    the number (%88 for 88%)."""
+    def turkish(number: re.Match) -> str:
+        whole = number.group(1).replace(",", "")
+        if len(whole) >= 5:
+            whole = re.sub(r"(?<=\d)(?=(\d{3})+$)", ".", whole)
+        return whole + (number.group(2) or "").replace(".", ",")
+
+    if language != "tr":
+        return text
+    return re.sub(r"([\d.,]+)%", r"%\1", ENGLISH_NUMBER.sub(turkish, text))
 
 
 def devices_used(stamp: dict) -> list[str]:
@@ -274,9 +290,9 @@ class RecordingStampDirective(SphinxDirective):
 
 
 
-# A time in seconds may be shown in a smaller unit: ``key:.1f µs`` scales it and names the unit.
+# A time in seconds may be shown in a smaller unit: ``key:.1f µs`` scales it and names the unit, with
+# the same symbol in both books (s, as the programs print it).
 TIME_UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}
-TIME_UNIT_NAMES = {"tr": {"s": "sn"}}  # TDK's abbreviation of saniye; ms and µs are international
 
 
 def format_measured(value, spec: str, language: str) -> str:
@@ -290,7 +306,7 @@ def format_measured(value, spec: str, language: str) -> str:
     text = format(value * TIME_UNITS[unit] if unit else value, spec) if spec else str(value)
     if isinstance(value, (int, float)):
         text = local_number(text, language)
-    return f"{text}\N{NO-BREAK SPACE}{TIME_UNIT_NAMES.get(language, {}).get(unit, unit)}" if unit else text
+    return f"{text}\N{NO-BREAK SPACE}{unit}" if unit else text
 
 
 class MeasuredRole(SphinxRole):

@@ -11,7 +11,9 @@ The ``pdfhtml`` builder, a single-page HTML builder, writes ``index.html``:
   Chromium's PDF outline (its bookmarks) follows these headings;
 - every id is prefixed with its page's name (every lesson page has a "Summary"), and the
   cross-references and citations point to the prefixed ids, so that they are links inside the PDF;
-- in the Turkish book, soft hyphens where TDK's rules let a word break (``turkish_hyphenation``);
+- no hyphenation: the PDF's text, extracted, searched or copied, holds every word whole in both
+  books (Chromium hyphenates only with dictionaries that it downloads at run time, and a line broken
+  at a soft hyphen leaves the soft hyphen and a drawn hyphen inside the word in the PDF's text);
 - all of it in ``_templates/pdf-book.html``: the theme's styles and ``_static/pdf.css`` (pages, both
   frameworks' tabs one after the other), without the website's header, sidebars, search or scripts.
 
@@ -32,7 +34,6 @@ from sphinx.locale import _, __
 
 from example_cells import machine_text, recording_for, versions_text
 from recordings import all_examples
-from turkish_hyphenation import hyphenate
 
 # The depth of the headings that the table of contents lists: chapters and their pages.
 CONTENTS_DEPTH = 2
@@ -81,29 +82,6 @@ def make_ids_unique(tree: nodes.document) -> None:
             reference["refuri"] = "#" + (anchor(page, target) if target else first_sections[page])
 
 
-# Text that keeps its letters as they are: code, formulas, headings (the PDF's bookmarks quote them),
-# the stamps' data (and the title page's list of runs), and the citations' names and English titles.
-# Table cells too: Chromium draws a table cell by cell, so a word broken at the end of a cell's line
-# would be followed in the PDF's text by the next cell, not by its own second half.
-UNHYPHENATED = (nodes.FixedTextElement, nodes.literal, nodes.math, nodes.title, nodes.raw, nodes.citation,
-                nodes.table)
-UNHYPHENATED_CLASSES = {"recording-stamp", "pdf-runs", "bibtex-citation"}
-
-
-def hyphenate_prose(tree: nodes.Node) -> None:
-    """Soft hyphens in the words of the prose, where TDK's rules let them break."""
-    def in_prose(text: nodes.Text) -> bool:
-        parent = text.parent
-        while parent is not None:
-            if isinstance(parent, UNHYPHENATED) or UNHYPHENATED_CLASSES & set(parent.get("classes", [])):
-                return False
-            parent = parent.parent
-        return True
-
-    for text in [t for t in tree.findall(nodes.Text) if in_prose(t)]:
-        text.parent.replace(text, nodes.Text(hyphenate(text.astext())))
-
-
 class PdfHtmlBuilder(SingleFileHTMLBuilder):
     """The whole book on one HTML page, for Chromium to print as the book's PDF."""
 
@@ -123,8 +101,6 @@ class PdfHtmlBuilder(SingleFileHTMLBuilder):
         tree["docname"] = root
         make_ids_unique(tree)
         tree.insert(1, self.table_of_contents(tree))
-        if self.config.language == "tr":
-            hyphenate_prose(tree)
         return tree
 
     def page(self, docname: str) -> addnodes.start_of_file:
