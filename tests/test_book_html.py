@@ -601,3 +601,46 @@ def test_a_hidden_cell_that_prints_nothing_fails_the_build(tmp_path):
     stderr = failed_synthetic_build(
         tmp_path, lambda text: text + "\n.. example:: tiny\n   :cells: quiet\n   :hide-code:\n")
     assert "cells quiet print nothing in either framework" in stderr, stderr
+
+
+# The seed's lesson: one measure of overlap, and how far Python runs ahead --------------------------
+
+GONE_MEASURES = re.compile(r"speed-up per job|iş başına hızlanma|parallel efficiency|overlap efficiency"
+                           r"|paralel verim|örtüşme verim", re.I)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_one_measure_of_overlap_and_no_speed_up_per_job(lang):
+    """The auto-parallelism page teaches one measure, the overlap O (its formula on the page, its value
+    printed by a shown cell); "speed-up per job", which read as a slowdown for jobs that overlapped
+    fully, and the two efficiencies it replaced appear nowhere in the book or in the scripts."""
+    page = soup(lang, "chapter_computational-performance/auto-parallelism.rst")
+    text = page.get_text(" ")
+    assert re.search(r"overlap, \(sum - together\) / shorter: -?\d+\.\d\d", text), "the shown O is printed"
+    assert any("max" in formula.get_text() for formula in page.find_all("math")), "the formula of O is shown"
+    pages = sorted((HTML / lang).rglob("*.html"))
+    found = [f"{p.relative_to(HTML)}: {m.group(0)}" for p in pages
+             for m in [GONE_MEASURES.search(BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser").get_text(" "))]
+             if m]
+    scripts = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in sorted((ROOT / "examples").glob("*/*.py"))
+               for m in [GONE_MEASURES.search(p.read_text(encoding="utf-8"))] if m]
+    assert not found + scripts, found + scripts
+
+
+def test_the_measure_check_sees_speed_up_per_job():
+    """The check above reads words a reader would see, in either language."""
+    assert GONE_MEASURES.search("speed-up per job: 0.79") and GONE_MEASURES.search("Paralel verim: 0,86")
+    assert not GONE_MEASURES.search("speed-up: 1.62") and not GONE_MEASURES.search("örtüşme oranı")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_async_page_measures_how_far_python_runs_ahead(lang):
+    """The async page shows the run-ahead cell in both frameworks, with the number of calls that
+    returned at once out of those issued, and quotes both frameworks' counts in its prose."""
+    page = soup(lang, "chapter_computational-performance/async-computation.rst")
+    text = page.get_text(" ")
+    counts = re.findall(r"calls that returned at once: (\d+) of (\d+)", text)
+    assert len(counts) == 2, counts  # the PyTorch and the MXNet tab
+    assert all(0 < int(ahead) <= int(issued) for ahead, issued in counts), counts
+    prose = " ".join(p.get_text(" ") for p in page.find_all("p"))
+    assert all(ahead in prose for ahead, _ in counts), "the prose quotes what each run found"
