@@ -39,6 +39,8 @@ SERVE_DIR   := $(BUILDDIR)/serve
 SERVE_LANGUAGES := en tr
 SERVE_OTHER  = $(filter-out $(SERVE_LANG),$(SERVE_LANGUAGES))
 PDFDIR      := $(BUILDDIR)/pdf
+# The HTML books link the PDF that `make pdf` printed there, and only where it exists (conf.py)
+BOOK_PDF_DIR := BOOK_PDF_DIR=$(abspath $(PDFDIR))
 # the one-page HTML of each book that conf/print_pdf.py prints (the pdfhtml builder of conf/ext/pdf_book.py)
 PDFHTMLDIR  := $(BUILDDIR)/pdfhtml
 WHEELHOUSE  := .wheelhouse
@@ -139,20 +141,21 @@ html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books f
 	@# does not read again, and the next build would pass with the broken pages.
 	@for lang in $(LANGUAGES); do \
 	  echo "Building the '$$lang' book"; \
-	  BOOK_LANGUAGE=$$lang $(BOOK_PYTHON) -m sphinx -b html -c conf $(SPHINXOPTS) \
+	  BOOK_LANGUAGE=$$lang $(BOOK_PDF_DIR) $(BOOK_PYTHON) -m sphinx -b html -c conf $(SPHINXOPTS) \
 	    -d $(BUILDDIR)/doctrees/$$lang docs/$$lang $(HTMLDIR)/$$lang \
 	  || { rm -rf $(BUILDDIR)/doctrees/$$lang; exit 1; }; \
 	done
 	cp conf/root-index.html $(HTMLDIR)/index.html
 	@echo "The HTML book is in $(HTMLDIR)/: open $(HTMLDIR)/index.html"
 
-pdf: debian-tools html  ## build each book as one PDF into _build/pdf/ and beside its HTML book, whose download menu links it
+pdf: debian-tools $(SETUP)  ## build each book as one PDF into _build/pdf/, then the HTML books, which copy it beside them and link it from the download menu
 	@for lang in $(LANGUAGES); do \
 	  echo "Building the '$$lang' book's page for the PDF"; \
 	  BOOK_LANGUAGE=$$lang $(BOOK_PYTHON) -m sphinx -b pdfhtml -q -c conf $(SPHINXOPTS) \
 	    -d $(BUILDDIR)/doctrees/$$lang docs/$$lang $(PDFHTMLDIR)/$$lang || exit 1; \
 	done
-	$(BOOK_PYTHON) conf/print_pdf.py --out $(PDFDIR) --beside $(HTMLDIR) $(foreach lang,$(LANGUAGES),$(PDFHTMLDIR)/$(lang)/index.html)
+	$(BOOK_PYTHON) conf/print_pdf.py --out $(PDFDIR) $(foreach lang,$(LANGUAGES),$(PDFHTMLDIR)/$(lang)/index.html)
+	@$(MAKE) --no-print-directory html
 
 debian-tools:  ## install, when missing, Debian's chromium and the fonts of the PDF (make pdf and make test need them)
 	@missing=$$(for need in $(DEBIAN_NEEDS); do test -e $${need#*:} || echo $${need%%:*}; done | xargs); \
@@ -188,9 +191,9 @@ serve: $(SETUP)  ## preview the English book (SERVE_LANG=tr: Turkish) on http://
 	  fi; \
 	done
 	@echo "Building the '$(SERVE_OTHER)' book once, for the language link"
-	BOOK_LANGUAGE=$(SERVE_OTHER) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PYTHON) -m sphinx -b html -c conf -q \
+	BOOK_LANGUAGE=$(SERVE_OTHER) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PDF_DIR) $(BOOK_PYTHON) -m sphinx -b html -c conf -q \
 	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_OTHER) docs/$(SERVE_OTHER) $(SERVE_DIR)/$(SERVE_OTHER)
-	BOOK_LANGUAGE=$(SERVE_LANG) BOOK_AT_SITE_ROOT=$(SERVE_LANG) exec setpriv --pdeathsig TERM \
+	BOOK_LANGUAGE=$(SERVE_LANG) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PDF_DIR) exec setpriv --pdeathsig TERM \
 	  $(BOOK_PYTHON) -m sphinx_autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
 	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(SERVE_DIR)
 

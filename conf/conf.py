@@ -78,6 +78,11 @@ bibtex_default_style = "alpha_tr" if language == "tr" else "alpha"
 # The book's PDF, which `make pdf` prints from the pdfhtml builder's page (see ext/pdf_book.py):
 # its file name says the book and the language.
 pdf_file = {"en": "automatic-parallelism-en.pdf", "tr": "otomatik-paralellik-tr.pdf"}[language]
+# Where `make pdf` printed it (BOOK_PDF_DIR, the Makefile's _build/pdf/): where it exists, the HTML book
+# copies it beside itself and its download menu links it; where it does not (`make html` alone), the
+# menu offers no PDF, rather than a link that finds nothing. A PDF that appears or goes rewrites the pages.
+pdf_printed = Path(os.environ["BOOK_PDF_DIR"], pdf_file) if os.environ.get("BOOK_PDF_DIR") else None
+pdf_source = str(pdf_printed) if pdf_printed and pdf_printed.is_file() else ""
 
 # Options for HTML output
 # -----------------------

@@ -1,9 +1,9 @@
 """Print the books' one-page HTML (the pdfhtml builder's index.html) to PDF with Debian's chromium.
 
-    python conf/print_pdf.py --out _build/pdf --beside _build/html _build/pdfhtml/en/index.html ...
+    python conf/print_pdf.py --out _build/pdf _build/pdfhtml/en/index.html ...
 
 Each PDF takes the name that its page gives (the "book-pdf" meta tag, conf.py's pdf_file) and goes
-into --out, with a copy beside its HTML book (--beside/<language>/), which links it. Chromium makes
+into --out; the HTML book built after it copies it beside itself and links it (ext/pdf_book.py). Chromium makes
 the outline (the bookmarks) from the headings, tags the PDF, embeds the fonts, and turns the page's
 cross-references into links. The table of contents gets its page numbers in two printings: the first
 tells on which page every link target lies (the PDF's named destinations), the second shows them.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import shutil
 import sys
 from pathlib import Path
 
@@ -44,8 +43,8 @@ def destination_pages(pdf: bytes) -> dict[str, int]:
             for name, dest in reader.named_destinations.items()}
 
 
-def print_book(browser, page_file: Path) -> tuple[str, str, bytes]:
-    """The language, PDF file name and PDF of one book's page."""
+def print_book(browser, page_file: Path) -> tuple[str, bytes]:
+    """The PDF file name and the PDF of one book's page."""
     context = browser.new_context()
     outside: list[str] = []
 
@@ -60,7 +59,6 @@ def print_book(browser, page_file: Path) -> tuple[str, str, bytes]:
     page.evaluate("document.fonts.ready.then(() => true)")
     if outside:
         raise PrintError(f"{page_file} loads {outside[0]} from outside the book; the PDF is printed offline")
-    language = page.evaluate("document.documentElement.lang")
     name = page.evaluate("document.querySelector(\"meta[name='book-pdf']\")?.content")
     if not name:
         raise PrintError(f"{page_file} does not name its PDF (meta book-pdf): build it with 'sphinx -b pdfhtml'")
@@ -72,14 +70,13 @@ def print_book(browser, page_file: Path) -> tuple[str, str, bytes]:
         raise PrintError(f"{page_file}: the contents say page {moved[0][1] or '(none)'} for {moved[0][0]}, "
                          f"which the PDF puts on page {final.get(moved[0][0])}")
     context.close()
-    return language, name, pdf
+    return name, pdf
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pages", nargs="+", type=Path, help="the pdfhtml builder's index.html of each book")
     parser.add_argument("--out", type=Path, required=True, help="the folder for the PDFs")
-    parser.add_argument("--beside", type=Path, help="the HTML books' folder: a copy of each PDF goes into <language>/")
     args = parser.parse_args(argv)
     if not CHROMIUM.is_file():
         print(f"Printing the PDF needs Debian's chromium at {CHROMIUM}: install it with 'apt-get install chromium'",
@@ -98,12 +95,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         try:
             for page_file in args.pages:
-                language, name, pdf = print_book(browser, page_file)
+                name, pdf = print_book(browser, page_file)
                 target = args.out / name
                 target.write_bytes(pdf)
                 print(f"{target}: {len(pdf) // 1024} KiB")
-                if args.beside:
-                    shutil.copyfile(target, args.beside / language / name)
         except PrintError as err:
             print(err, file=sys.stderr)
             return 1

@@ -14,6 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from book_facts import ExampleUse, tree_facts
+from built_links import broken_links
 from code_comments import translate
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
 
@@ -644,3 +645,12 @@ def test_the_async_page_measures_how_far_python_runs_ahead(lang):
     assert all(0 < int(ahead) <= int(issued) for ahead, issued in counts), counts
     prose = " ".join(p.get_text(" ") for p in page.find_all("p"))
     assert all(ahead in prose for ahead, _ in counts), "the prose quotes what each run found"
+
+
+def test_every_link_of_the_built_books_leads_somewhere():
+    """Every href and src of every page of both books and of the root page names a file of the site, and
+    every #fragment an element of its page: the download menu's PDF and sources, the zips, the language
+    links, the theme's styles and scripts."""
+    assert len(list(HTML.rglob("*.html"))) > 10, f"{HTML} holds almost no page: 'make test' builds it first"
+    problems = broken_links(HTML)
+    assert not problems, "\n".join(problems)

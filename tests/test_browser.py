@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from bs4 import BeautifulSoup
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from pypdf import PdfReader
 
@@ -715,6 +716,16 @@ def test_make_serve_previews_the_book_rebuilds_on_a_change_and_stops_with_make(t
         assert (lang, other) == ("en", f"{site}tr/{page}"), f"the English page's language link leads to {other}"
         lang, back = served_language_link(other)
         assert (lang, back) == ("tr", site + page), f"the Turkish page ({lang}) links back to {back}"
+        # Every link of both served pages answers, the download menu's PDF (make test printed it) too.
+        checker, problems = LinkChecker(), []
+        for url in (site + page, other):
+            served = BeautifulSoup(fetch(url)[1].decode("utf-8"), "html.parser")
+            assert served.select_one("a.btn-download-pdf-button"), f"{url}: the download menu offers no PDF"
+            for element in served.select("a[href], link[href], script[src], img[src]"):
+                link = urljoin(url, element.get("href") or element.get("src"))
+                if link.startswith(site) and (why := checker.problem(link)):
+                    problems.append(f"{url}: {link}: {why}")
+        assert not problems, "\n".join(problems)
         before = builds()
         os.utime(source)  # a change that leaves the file as it was
         wait_for_build(before, "rebuild after a change", 60)

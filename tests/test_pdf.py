@@ -8,7 +8,9 @@ its examples' tabs, its figures and its cross-references. Each PDF is read once 
 from __future__ import annotations
 
 import functools
+import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from bs4 import BeautifulSoup
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, DictionaryObject, NameObject
 
+from built_links import broken_links
 from pdf_book import anchor
 from recordings import all_examples, load_recording
 
@@ -138,6 +141,27 @@ def test_every_html_page_links_its_own_books_pdf_which_make_pdf_wrote(book: Book
         link = menu.select_one("a.btn-download-pdf-button")
         assert unquote(urljoin(page, link["href"])) == name, f"{book.lang}/{page} links {link['href']}"
     assert (HTML / book.lang / name).read_bytes() == (PDF / name).read_bytes()
+
+
+def test_a_book_built_before_its_pdf_offers_no_pdf(tmp_path: Path):
+    """``make html`` alone (a fresh clone: no _build/pdf/) builds a book whose download menu offers no PDF,
+    rather than a link that finds nothing; every link that it has leads somewhere. (The English book,
+    from the doctrees that make test left, so that only its pages are written.)"""
+    shutil.copytree(ROOT / "_build" / "doctrees" / "en", tmp_path / "doctrees")
+    env = {k: v for k, v in os.environ.items() if k not in ("BOOK_PDF_DIR", "BOOK_AT_SITE_ROOT")}
+    site = tmp_path / "html"
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", "conf", "-d", str(tmp_path / "doctrees"),
+                    "docs/en", str(site / "en")], cwd=ROOT, env={**env, "BOOK_LANGUAGE": "en"}, check=True)
+    shutil.copytree(HTML / "tr", site / "tr")  # where the language links lead
+    shutil.copy(HTML / "index.html", site)
+    pages = list((site / "en").rglob("*.html"))
+    menus = [BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser").select_one(".dropdown-download-buttons")
+             for p in pages]
+    assert sum(menu is not None for menu in menus) > 5, "the pages have no download menu"
+    assert not [p for p, menu in zip(pages, menus) if menu is not None and (
+        menu.select_one(".btn-download-pdf-button") or "print" in str(menu))], "a page offers a PDF or prints itself"
+    assert not list((site / "en").glob("*.pdf"))
+    assert not [problem for problem in broken_links(site) if problem.startswith("en/")]
 
 
 def test_page_count_is_in_bounds(book: Book):

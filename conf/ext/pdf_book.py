@@ -17,12 +17,14 @@ The ``pdfhtml`` builder, a single-page HTML builder, writes ``index.html``:
 - all of it in ``_templates/pdf-book.html``: the theme's styles and ``_static/pdf.css`` (pages, both
   frameworks' tabs one after the other), without the website's header, sidebars, search or scripts.
 
-The PDF's file name, ``pdf_file`` in conf.py, is written into the page for the printer, and the
-HTML books link it from the header's download menu instead of the theme's print-this-page entry.
+The PDF's file name, ``pdf_file`` in conf.py, is written into the page for the printer. An HTML book
+built where the printed PDF exists (``pdf_source``) copies it beside itself and links it from the header's
+download menu instead of the theme's print-this-page entry; one built without it offers no PDF.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from docutils import nodes
@@ -192,7 +194,8 @@ def use_pdf_styles(app: Sphinx) -> None:
 
 
 def link_the_pdf(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """The download menu's ".pdf" entry downloads the book's PDF, instead of printing this page."""
+    """The download menu's ".pdf" entry downloads the book's PDF, instead of printing this page; without
+    a printed PDF the menu has no ".pdf" entry."""
     menu = next((b for b in context.get("header_buttons", []) if b.get("label") == "download-buttons"), None)
     if menu is None:
         return  # a page without a source file, e.g. the search page, has no download menu
@@ -200,6 +203,9 @@ def link_the_pdf(app: Sphinx, pagename: str, templatename: str, context: dict, d
     if not buttons:
         raise ExtensionError("pdf_book: the theme's download menu has no print-to-PDF entry to replace; "
                              "update link_the_pdf for this version of sphinx-book-theme")
+    if not app.config.pdf_source:
+        del menu["buttons"][buttons[0]]
+        return
     menu["tooltip"] = _("Download this page's source or the book")
     menu["buttons"][buttons[0]] = {
         "type": "link",
@@ -211,10 +217,22 @@ def link_the_pdf(app: Sphinx, pagename: str, templatename: str, context: dict, d
     }
 
 
+def copy_the_pdf(app: Sphinx, exception: Exception | None) -> None:
+    """The printed PDF beside the HTML book, where its download menu links it."""
+    if exception is None and app.builder.name == "html" and app.config.pdf_source:
+        target = Path(app.outdir) / app.config.pdf_file
+        source = Path(app.config.pdf_source)
+        if not target.is_file() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("pdf_file", "book.pdf", "html")
+    # the PDF that `make pdf` printed, or "" where there is none
+    app.add_config_value("pdf_source", "", "html")
     app.add_builder(PdfHtmlBuilder)
     app.connect("builder-inited", use_pdf_styles)
     # After sphinx-book-theme's add_header_buttons (priority 501), which makes the menu.
     app.connect("html-page-context", link_the_pdf, priority=600)
+    app.connect("build-finished", copy_the_pdf)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
