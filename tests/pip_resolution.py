@@ -1,10 +1,11 @@
 """Resolve a download's install line with pip, as a reader's machine would, without installing anything.
 
 ``pip install --dry-run --report`` resolves the line against PyPI for a chosen Python and writes what
-it would install. The reader's line names PyTorch's CPU index; instead of downloading its 190 MB
-wheel, a wheel that holds only the metadata of the CPU build (read from the book's own torch, which
-is that build) stands for the index, in a folder that pip reads with --find-links. PyPI's torch stays
-in view, so a line that let pip take the CUDA build would pull its NVIDIA packages into the report.
+it would install. The reader's CPU file (requirements-cpu.txt) names PyTorch's CPU index; instead of
+downloading its 190 MB wheel, a wheel that holds only the metadata of the CPU build (read from the
+book's own torch, which is that build) stands for the index, in a folder that pip reads with
+--find-links. PyPI's torch stays in view, so a line that let pip take the CUDA build would pull its
+NVIDIA packages into the report.
 """
 
 from __future__ import annotations
@@ -62,23 +63,26 @@ def cpu_index_standin(folder: Path, pythons: list[str]) -> Path:
     return folder
 
 
-def install_line(readme: str, index: str | None) -> list[str]:
-    """The pip line of a zip's README that names ``index`` (None: the line that names no index)."""
+def install_line(readme: str, requirements: str) -> list[str]:
+    """The pip line of a zip's README that installs the file ``requirements``."""
     lines = [shlex.split(line) for line in readme.splitlines() if "-m pip install" in line]
-    chosen = [line for line in lines if (index in line if index else not any("index-url" in arg for arg in line))]
-    assert len(chosen) == 1, f"the README has {len(chosen)} install lines {'with ' + index if index else 'without an index'}"
+    chosen = [line for line in lines if line[-2:] == ["-r", requirements]]
+    assert len(chosen) == 1, f"the README has {len(chosen)} install lines of {requirements}: {lines}"
     return chosen[0]
 
 
-def resolve_command(line: list[str], python: str, folder: Path, standin: Path) -> list[str]:
-    """A README's install line as pip runs it for ``python`` on Linux, dry, with a report; torch's CPU
-    index replaced by its stand-in."""
+def with_standin(requirements: str, standin: Path | None) -> str:
+    """A requirements file with torch's CPU index replaced by its stand-in (None: by nothing, as when
+    pip cannot reach the index, which it then leaves out with a warning)."""
+    line = f"--extra-index-url {TORCH_CPU_INDEX}"
+    assert line in requirements.splitlines(), f"the file names no CPU index:\n{requirements}"
+    return requirements.replace(line, f"--find-links {standin}" if standin else "")
+
+
+def resolve_command(line: list[str], python: str, folder: Path) -> list[str]:
+    """A README's install line as pip runs it for ``python`` on Linux, dry, with a report."""
     assert line[:4] == ["python", "-m", "pip", "install"], line
     args = list(line[4:])
-    if TORCH_CPU_INDEX in args:
-        at = args.index(TORCH_CPU_INDEX)
-        assert args[at - 1] == "--extra-index-url", args
-        args[at - 1:at + 1] = ["--find-links", str(standin)]
     platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
     return [sys.executable, "-m", "pip", "install", *args, "--dry-run", "--ignore-installed", "--quiet",
             "--only-binary=:all:", "--python-version", python, "--implementation", "cp", *platforms,

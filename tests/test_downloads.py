@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -19,7 +20,7 @@ from bs4 import BeautifulSoup
 from packaging.version import Version
 
 from code_comments import translate, translate_notebook
-from downloads import TORCH_CPU_INDEX
+from downloads import CPU_REQUIREMENTS, TORCH_CPU_INDEX, VENV_PYTHON
 from pip_resolution import (
     CUDA_PACKAGE,
     PLATFORMS,
@@ -29,6 +30,7 @@ from pip_resolution import (
     reader_env,
     resolve_command,
     resolved,
+    with_standin,
 )
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
 
@@ -92,9 +94,29 @@ def test_each_tab_serves_its_own_framework(downloads):
                 f"{archive.name} does not hold examples/{framework}/{name}.py with its {lang} comments")
             helpers = (example.script.parent / "helpers.py").read_text(encoding="utf-8")
             assert opened.read("helpers.py").decode() == translate(helpers, lang), f"{archive.name}: helpers.py"
-        notebook = json.loads(next(p for p in files if p.suffix == ".ipynb").read_text(encoding="utf-8"))
+        alone = next(p for p in files if p.suffix == ".ipynb").read_bytes()
+        notebook = json.loads(alone)
+        guard, *cells = notebook["cells"]
         recording = translate_notebook(load_recording(example).notebook, lang)
-        assert notebook == recording, f"{framework}/{name}: not its recording with its {lang} comments"
+        assert guard["metadata"]["tags"][0] == "zip-guard", f"{framework}/{name}: the notebook's first cell is no guard"
+        assert {**notebook, "cells": cells} == recording, f"{framework}/{name}: not its recording with its {lang} comments"
+        with zipfile.ZipFile(archive) as opened:
+            assert opened.read(f"{name}.ipynb") == alone, f"{archive.name} does not hold the notebook beside its helpers"
+
+
+def test_every_note_that_a_zip_cites_is_in_it(downloads):
+    """What a script prints "(see X.md)" about lies in its zip (MXNet's MEASUREMENTS.md), as in examples/."""
+    _lang, downloads = downloads
+    cited = set()
+    for (framework, name), files in downloads.items():
+        with zipfile.ZipFile(next(p for p in files if p.suffix == ".zip")) as opened:
+            notes = {n for n in opened.namelist() if n.endswith(".md")}
+            for member in (n for n in opened.namelist() if n.endswith(".py")):
+                for note in re.findall(r"see (\w+\.md)", opened.read(member).decode()):
+                    cited.add(note)
+                    assert note in notes, f"{framework}/{name}: {member} cites {note}, which the zip lacks"
+                    assert opened.read(note) == (ROOT / "examples" / framework / note).read_bytes()
+    assert "MEASUREMENTS.md" in cited
 
 
 def zip_texts(archive: Path) -> tuple[str, str]:
@@ -124,9 +146,27 @@ def test_zip_names_what_to_install(downloads):
         assert pins == installed, f"{framework}/{name}: requirements.txt pins {pins}, the tests run {installed}"
         assert {"matplotlib", {"pytorch": "torch", "mxnet": "mxnet"}[framework]} <= set(pins), pins
         assert {"3.11", "3.12"} <= set(readme_pythons(readme)), readme
-        lines = [install_line(readme, None)] + ([install_line(readme, TORCH_CPU_INDEX)] if framework == "pytorch" else [])
-        assert all(line[4:6] == ["-r", "requirements.txt"] for line in lines), lines
+        assert f"    {VENV_PYTHON} -m venv .venv\n" in readme and "python3 -m venv" not in readme, readme
+        install_line(readme, "requirements.txt")
+        if framework == "pytorch":
+            install_line(readme, CPU_REQUIREMENTS)
         assert f"python {name}.py --help" in readme and f"python {name}.py\n" in readme, readme
+        assert f"{name}.ipynb" in readme, readme
+
+
+def test_the_pytorch_cpu_file_cannot_resolve_to_the_cuda_build(downloads):
+    """requirements-cpu.txt pins torch's CPU build, which only PyTorch's CPU index has, and takes the rest
+    from requirements.txt; requirements.txt names no index (a GPU machine installs it from PyPI)."""
+    _lang, downloads = downloads
+    for (framework, name), files in downloads.items():
+        with zipfile.ZipFile(next(p for p in files if p.suffix == ".zip")) as opened:
+            if framework == "mxnet":
+                assert CPU_REQUIREMENTS not in opened.namelist(), name
+                continue
+            cpu = [line for line in opened.read(CPU_REQUIREMENTS).decode().splitlines() if not line.startswith("#")]
+            torch = pins_for(opened.read("requirements.txt").decode(), "3.11")["torch"]
+            assert cpu == [f"--extra-index-url {TORCH_CPU_INDEX}", f"torch=={torch}+cpu", "-r requirements.txt"], cpu
+            assert "index-url" not in opened.read("requirements.txt").decode()
 
 
 def test_turkish_zip_readme_says_the_script_prints_english():
@@ -134,35 +174,49 @@ def test_turkish_zip_readme_says_the_script_prints_english():
     for (framework, name), files in tab_downloads("tr").items():
         readme = " ".join(zip_texts(next(p for p in files if p.suffix == ".zip"))[0].split())  # unwrapped
         assert "kitabının bir örneği" in readme and "Betik çıktısını İngilizce yazar" in readme, readme
+        assert "not defterinin kodu İngilizcedir" in readme, readme  # the notebook's docstring is English
+    english = " ".join(zip_texts(next(p for p in next(iter(tab_downloads("en").values())) if p.suffix == ".zip"))[0].split())
+    assert "code of the script" not in english, "the English book's README says that its code is English"
 
 
 @pytest.fixture(scope="module")
 def resolutions(tmp_path_factory) -> dict[tuple[str, str, str], tuple[subprocess.CompletedProcess, Path, str]]:
     """Each distinct requirements.txt of the English book's zips (one per framework), resolved by pip
     for each Python its README names, with the README's line for a machine without a GPU, all at once:
-    (framework, Python, line) -> (pip's result, its report, the requirements)."""
+    (framework, Python, line) -> (pip's result, its report, the requirements). PyTorch's CPU line once
+    more for Python 3.12 with its CPU index out of reach (line "unreachable")."""
     folder = tmp_path_factory.mktemp("resolve")
     texts = {}  # framework -> {requirements: a README of a zip with them}
+    cpu_files = {}  # framework -> its requirements-cpu.txt
     for (framework, _name), files in tab_downloads("en").items():
-        readme, requirements = zip_texts(next(p for p in files if p.suffix == ".zip"))
+        archive = next(p for p in files if p.suffix == ".zip")
+        readme, requirements = zip_texts(archive)
         texts.setdefault(framework, {})[requirements] = readme
+        with zipfile.ZipFile(archive) as opened:
+            if CPU_REQUIREMENTS in opened.namelist():
+                cpu_files[framework] = opened.read(CPU_REQUIREMENTS).decode()
     assert set(texts) == set(FRAMEWORKS) and all(len(t) == 1 for t in texts.values()), (
         f"the zips of a framework differ in their requirements: {texts}")
     pythons = sorted({python for t in texts.values() for readme in t.values() for python in readme_pythons(readme)})
     standin = cpu_index_standin(folder / "torch-cpu-index", pythons)
     started = {}
     for framework, ((requirements, readme),) in ((f, tuple(t.items())) for f, t in texts.items()):
-        line = install_line(readme, TORCH_CPU_INDEX if framework == "pytorch" else None)
-        for python in readme_pythons(readme):
-            where = folder / f"{framework}-{python}"
+        line = install_line(readme, CPU_REQUIREMENTS if framework == "pytorch" else "requirements.txt")
+        cases = [(python, standin) for python in readme_pythons(readme)]
+        cases += [("3.12", None)] if framework == "pytorch" else []
+        for python, index in cases:
+            where = folder / f"{framework}-{python}{'' if index else '-unreachable'}"
             where.mkdir()
             # pip evaluates environment markers with the Python that runs it, whatever --python-version
             # says, so each line's marker is applied here for the Python resolved for.
             pins = pins_for(requirements, python)
             (where / "requirements.txt").write_text("".join(f"{n}=={v}\n" for n, v in pins.items()))
-            run = subprocess.Popen(resolve_command(line, python, where, standin), cwd=where, env=reader_env(),
+            if framework in cpu_files:
+                (where / CPU_REQUIREMENTS).write_text(with_standin(cpu_files[framework], index))
+            run = subprocess.Popen(resolve_command(line, python, where), cwd=where, env=reader_env(),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            started[framework, python, " ".join(line)] = (run, where / "report.json", requirements)
+            started[framework, python, " ".join(line) if index else "unreachable"] = (run, where / "report.json",
+                                                                                     requirements)
     results = {}
     for key, (run, report, requirements) in started.items():
         stdout, stderr = run.communicate(timeout=240)
@@ -177,6 +231,8 @@ def test_zip_requirements_resolve_on_each_python_without_the_cuda_build(resoluti
     requirements.txt are applied for each Python first: pip would apply them for the one it runs on.)"""
     assert {python for _, python, _ in resolutions} >= {"3.11", "3.12"}
     for (framework, python, line), (result, report, requirements) in resolutions.items():
+        if line == "unreachable":
+            continue
         assert result.returncode == 0, f"{framework} on Python {python}: `{line}` fails:\n{result.stderr[-2000:]}"
         chosen = resolved(report)
         for package, version in pins_for(requirements, python).items():
@@ -188,13 +244,23 @@ def test_zip_requirements_resolve_on_each_python_without_the_cuda_build(resoluti
             assert chosen["torch"].endswith("+cpu"), f"Python {python}: `{line}` takes torch {chosen['torch']}"
 
 
+def test_without_the_cpu_index_the_cpu_line_stops_instead_of_taking_the_cuda_build(resolutions):
+    """Where PyTorch's CPU index cannot be reached, pip leaves it out and reads PyPI alone, whose torch is
+    the CUDA build (4.8 GB on Python 3.12): the CPU line then stops with pip's one error that names the
+    CPU build it could not find, and installs nothing."""
+    result, report, requirements = resolutions["pytorch", "3.12", "unreachable"]
+    torch = pins_for(requirements, "3.12")["torch"]
+    assert result.returncode != 0 and not report.exists(), result.stdout[-2000:]
+    assert f"No matching distribution found for torch=={torch}+cpu" in result.stderr, result.stderr[-2000:]
+
+
 def test_the_gpu_line_finds_the_pinned_torch_on_pypi_for_each_python():
     """The README's line for an NVIDIA GPU takes torch from PyPI alone: the pinned version has a Linux
     wheel there for every Python the README names. (The rest resolves as on the line without a GPU.)"""
     files = tab_downloads("en")
     readme, requirements = zip_texts(next(p for (f, _), paths in files.items() if f == "pytorch" for p in paths
                                           if p.suffix == ".zip"))
-    assert TORCH_CPU_INDEX not in install_line(readme, None)
+    assert "index-url" not in requirements and install_line(readme, "requirements.txt")
     for python in readme_pythons(readme):
         torch = pins_for(requirements, python)["torch"]
         platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
@@ -232,3 +298,85 @@ def test_zip_runs_from_an_empty_folder(framework, tmp_path):
             assert published["host_copy_gbps"], f"{archive_name}: no host copy rate"
         else:
             assert published["size"] == 64, f"{archive_name}: ran with size {published['size']}, not 64"
+
+
+# Runs a notebook as Jupyter would from its folder: python -c RUN_NOTEBOOK notebook folder executed.ipynb
+RUN_NOTEBOOK = """
+import sys, nbformat, nbclient
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
+                        resources={"metadata": {"path": sys.argv[2]}}).execute()
+nbformat.write(nb, sys.argv[3])
+"""
+# The one line with which a section that needs a GPU stops a PyTorch notebook (helpers.gpu()).
+GPU_STOP = "what follows needs an NVIDIA GPU, so the program stops here."
+
+
+def run_notebooks(notebooks: dict[str, Path], tmp_path: Path) -> dict[str, dict]:
+    """Each notebook executed in its own folder, all at once, tiny and on the CPU: name -> the executed
+    notebook."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MPLBACKEND")}
+    env["EXAMPLE_ARGS"] = "--size 32 --repeats 1 --device cpu"
+    started = {name: subprocess.Popen([sys.executable, "-c", RUN_NOTEBOOK, str(path), str(path.parent),
+                                       str(tmp_path / f"{name}.executed.ipynb")], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+               for name, path in notebooks.items()}
+    executed = {}
+    for name, run in started.items():
+        _stdout, stderr = run.communicate(timeout=300)
+        assert run.returncode == 0, f"{name}: the notebook does not run:\n{stderr[-3000:]}"
+        executed[name] = json.loads((tmp_path / f"{name}.executed.ipynb").read_text(encoding="utf-8"))
+    return executed
+
+
+def cell_texts(cell: dict) -> str:
+    return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_zip_notebook_runs_beside_its_helpers(framework, tmp_path):
+    """Each zip of the English book, unpacked alone into an empty folder, runs its notebook there with
+    nbclient, on the CPU: an MXNet one to its end, a PyTorch one to its end or to a section that needs a
+    GPU, which stops it with its one line (no traceback) and leaves every later cell empty."""
+    notebooks = {}
+    for (f, name), files in tab_downloads("en").items():
+        if f == framework:
+            folder = tmp_path / name
+            with zipfile.ZipFile(next(p for p in files if p.suffix == ".zip")) as opened:
+                opened.extractall(folder)
+            notebooks[name] = folder / f"{name}.ipynb"
+    assert notebooks, f"no {framework} zip"
+    stopped = []
+    for name, notebook in run_notebooks(notebooks, tmp_path).items():
+        cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+        failed = [(i, o) for i, c in enumerate(cells) for o in c["outputs"] if o["output_type"] == "error"]
+        assert not failed, f"{name}: cell {failed[0][0]} failed: {failed[0][1]}"
+        assert not cell_texts(cells[0]), f"{name}: the guard spoke beside the helpers: {cell_texts(cells[0])}"
+        stops = [i for i, c in enumerate(cells) if cell_texts(c).strip().endswith(GPU_STOP)]
+        if stops:
+            stopped.append(name)
+            assert not [c for c in cells[stops[0] + 1:] if c["outputs"]], f"{name}: cells after the GPU stop ran"
+    # MXNet's run on CPU contexts to their end; PyTorch's hardware rows stop where the GPU rows begin.
+    assert ("hardware" in stopped) == (framework == "pytorch") and (framework == "pytorch" or not stopped), stopped
+
+
+def test_a_notebook_downloaded_alone_stops_at_its_first_cell_naming_its_zip(tmp_path):
+    """The notebook that a page offers beside its zip, run alone in an empty folder (in both books, both
+    frameworks): its first cell prints one line that names the zip and stops, without a traceback; no
+    later cell runs (none fails with ModuleNotFoundError)."""
+    notebooks, zips = {}, {}
+    for lang in LANGUAGES:
+        for (framework, name), files in tab_downloads(lang).items():
+            if name == "auto_parallelism":
+                alone = tmp_path / f"{lang}-{framework}"
+                alone.mkdir()
+                notebook = next(p for p in files if p.suffix == ".ipynb")
+                notebooks[alone.name] = Path(shutil.copy(notebook, alone))
+                zips[alone.name] = next(p for p in files if p.suffix == ".zip").name
+    assert len(notebooks) == 4, notebooks
+    for key, notebook in run_notebooks(notebooks, tmp_path).items():
+        first, *later = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+        lines = cell_texts(first).splitlines()
+        assert len(lines) == 1 and zips[key] in lines[0], f"{key}: {lines}"
+        assert not [o for o in first["outputs"] if o.get("traceback")], first["outputs"]
+        assert not [c for c in later if c["outputs"]], f"{key}: cells after the first ran"

@@ -3,7 +3,8 @@
 A test runs each command, in its block's order and folder, as a reader on a fresh clone would, with
 three differences that it states: ``make html`` and ``make test``, which ``make test`` itself has just
 run, are checked with ``make -n``, and ``make serve`` is run by test_browser.py's serve test; the pip
-line resolves with ``--dry-run`` (pip_resolution.py: no download of torch, its CPU index stood in for);
+line resolves with ``--dry-run`` (pip_resolution.py: no download of torch, its CPU index in
+requirements-cpu.txt stood in for);
 the downloaded example runs with the book's environment, which holds the versions that the zip pins
 for Python 3.11 (test_downloads.py checks that), since the dry run installed nothing.
 """
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from downloads import TORCH_CPU_INDEX
-from pip_resolution import CUDA_PACKAGE, cpu_index_standin, reader_env, resolved
+from downloads import CPU_REQUIREMENTS
+from pip_resolution import CUDA_PACKAGE, cpu_index_standin, reader_env, resolved, with_standin
 from recordings import all_examples, load_recording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,10 +100,10 @@ class Reader:
 
     def pip_install(self, command: str, args: list[str]) -> None:
         """The install line, dry, in the fresh virtual environment: it must resolve to torch's CPU build."""
-        args = list(args)
         if "torch==" in (self.cwd / "requirements.txt").read_text():
-            assert TORCH_CPU_INDEX in args, f"`{command}` names no CPU index: pip would take torch's CUDA build"
-            args[args.index(TORCH_CPU_INDEX) - 1:args.index(TORCH_CPU_INDEX) + 1] = ["--find-links", str(self.standin)]
+            assert args[-2:] == ["-r", CPU_REQUIREMENTS], f"`{command}`: without {CPU_REQUIREMENTS} pip would take torch's CUDA build"
+            cpu = self.cwd / CPU_REQUIREMENTS
+            cpu.write_text(with_standin(cpu.read_text(), self.standin))
         report = self.scratch / "report.json"
         result = subprocess.run([*args, "--dry-run", "--quiet", "--report", str(report)], cwd=self.cwd,
                                 env=reader_env(), capture_output=True, text=True, timeout=300)

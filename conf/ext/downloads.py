@@ -1,6 +1,9 @@
 """The two downloads of each example: a zip that runs from an empty folder, and its recording.
 
-The zip holds the script, every project module it imports, a README.txt and a requirements.txt.
+The zip holds the script, every project module it imports, the notes its helpers cite (MXNet's
+MEASUREMENTS.md), the recorded notebook beside them, a README.txt and a requirements.txt; a PyTorch zip
+also holds requirements-cpu.txt, which pins torch's CPU build (``+cpu``) from PyTorch's CPU index, so that
+an install without that index stops instead of taking PyPI's CUDA build.
 requirements.txt pins versions known to work with the script, never the recording machine's own
 (numpy 2.5.2 of a Python 3.12 run does not install on Python 3.11): each package that the zip's files
 import or that the stamp names, at the version of the book's requirements.txt, with which ``make
@@ -9,6 +12,9 @@ versions take their place (a pin without a wheel there). The README names those 
 the install line without a GPU and the one with an NVIDIA GPU. In a book of another language than
 the code's, the zip's Python files and the notebook carry the comments and docstrings that the book's
 catalog translates (``code_comments.py``), as its pages show them; the code itself is the same.
+
+The notebook, in the zip and offered alone beside it, starts with a cell that stops it with one line
+naming the zip where it finds no helpers beside it: downloaded alone, it cannot run.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ KERNEL_ONLY = {"myst_nb", "IPython"}
 PIP_NAMES = {"pynvml": "nvidia-ml-py"}
 # torch's CPU build comes from PyTorch's own index; PyPI's Linux wheel is the CUDA build.
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# A PyTorch zip's install file for a machine without an NVIDIA GPU.
+CPU_REQUIREMENTS = "requirements-cpu.txt"
+# The Python that the README's lines make the environment with (download_pythons names the others).
+VENV_PYTHON = "python3.12"
 README_WIDTH = 88
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # a fixed date: the same sources give the same archive
 
@@ -59,11 +69,17 @@ def download_files(env, recording) -> tuple[Path, Path]:
                  translate(p.read_text(encoding="utf-8"), config.language).encode("utf-8")
                  for p in example.sources()}
         packages = imported_packages(files) | set(recording.stamp["versions"]) - {"python"}
+        files.update({p.name: p.read_bytes() for p in sorted(example.script.parent.glob("*.md"))})
         pins = book_pins(Path(config.download_pins_from))
         files["requirements.txt"] = requirements(example.framework, packages, pins, config.download_pins_since).encode()
-        files["README.txt"] = readme(example, config.project, config.download_pythons, recording.stamp["versions"]).encode()
+        if example.framework == "pytorch":
+            files[CPU_REQUIREMENTS] = cpu_requirements(pins["torch"]).encode()
+        files["README.txt"] = readme(example, config.project, config.download_pythons, recording.stamp["versions"],
+                                     config.language).encode()
+        files[f"{example.name}.ipynb"] = notebook_bytes(recording.notebook, config.language, f"{stem}.zip",
+                                                        f"{example.name}.ipynb")
         write_zip(archive, files)
-        write_if_changed(notebook, notebook_bytes(recording.notebook, config.language))
+        write_if_changed(notebook, files[f"{example.name}.ipynb"])
         made.add(stem)
     return archive, notebook
 
@@ -125,39 +141,58 @@ def requirements(framework: str, packages: set[str], pins: dict[str, str],
     return "\n".join(lines) + "\n"
 
 
-def readme(example: Example, book: str, pythons: list[str], recorded: dict) -> str:
+def cpu_requirements(torch_pin: str) -> str:
+    """requirements-cpu.txt of a PyTorch zip: requirements.txt with torch's CPU build, which only PyTorch's
+    CPU index has: where pip cannot reach it, the install stops with "No matching distribution found for
+    torch==...+cpu" instead of taking PyPI's CUDA build (several GB) without a word."""
+    comment = _("torch's CPU build, from PyTorch's CPU index: pip stops where it cannot reach it")
+    return (f"# {comment}\n--extra-index-url {TORCH_CPU_INDEX}\n"
+            f"torch=={Version(torch_pin).public}+cpu\n-r requirements.txt\n")
+
+
+def readme(example: Example, book: str, pythons: list[str], recorded: dict, language: str) -> str:
     """README.txt of a zip, in the book's language: which Python, how to install, how to run. Prose is
     wrapped; each command stands alone on an indented line."""
     script = example.script.name
-    install = "python -m pip install -r requirements.txt"
+    install = "python -m pip install -r"
     if example.framework == "pytorch":
         install_lines = [
-            _("Without an NVIDIA GPU (torch's CPU build):"),
-            f"    {install} --extra-index-url {TORCH_CPU_INDEX}",
+            _("Without an NVIDIA GPU (torch's CPU build, about 1 GB, from PyTorch's CPU index: where pip "
+              "cannot reach that index, it stops with \"No matching distribution found for torch==...+cpu\", "
+              "and installs nothing else in its place):"),
+            f"    {install} {CPU_REQUIREMENTS}",
             _("With an NVIDIA GPU on Linux (torch's CUDA build from PyPI, with NVIDIA's libraries: "
               "several GB):"),
-            f"    {install}",
+            f"    {install} requirements.txt",
         ]
     else:
         install_lines = [
             _("MXNet's wheel on PyPI is its CPU build, and the book runs MXNet's examples on CPU contexts "
               "(MXNet's GPU builds stop at CUDA 11.7), so one line serves with or without a GPU:"),
-            f"    {install}",
+            f"    {install} requirements.txt",
         ]
     versions = ", ".join(f"{name} {version}" for name, version in recorded.items())
+    notebook = f"{example.name}.ipynb"
     paragraphs = [
         _("%(script)s (%(framework)s), an example of the book \"%(book)s\".")
         % {"script": script, "framework": FRAMEWORK_TITLES[example.framework], "book": book},
         _("It needs Python %s.") % _(" or ").join(pythons) + " "
-        + _("Unpack this archive into an empty folder; in that folder, make a virtual environment and "
-            "activate it:"),
-        "    python3 -m venv .venv\n    . .venv/bin/activate",
+        + _("Unpack this archive into an empty folder; in that folder, make a virtual environment with "
+            "%(python)s (or %(other)s) and activate it:")
+        % {"python": VENV_PYTHON, "other": _(" or ").join(f"python{p}" for p in pythons if f"python{p}" != VENV_PYTHON)},
+        f"    {VENV_PYTHON} -m venv .venv\n    . .venv/bin/activate",
         _("Then install what the script needs."),
         *install_lines,
         _("Then run, in that folder:"),
         f"    python {script} --help\n    python {script}",
+        _("%(notebook)s, beside the script and its helpers, is the run recorded in the book, as a notebook: "
+          "open it in Jupyter from this folder (Jupyter is not in requirements.txt), where it finds the "
+          "helpers. On its own, without this folder, it stops at its first cell.") % {"notebook": notebook},
         _("The script prints in English; with --figures DIR it saves each figure in English and in "
           "Turkish (NAME.en.png, NAME.tr.png)."),
+        *([_("The code of the script, its helpers and the notebook is English, as are its docstrings that "
+             "the pages do not show; the comments and docstrings that the pages show are translated.")]
+          if language != "en" else []),
         _("requirements.txt pins versions known to work with the script: those that the book's tests "
           "run it with, and, where those do not install on a newer Python, versions that do. The run "
           "recorded in the book used its machine's versions: %s.") % versions,
@@ -167,9 +202,38 @@ def readme(example: Example, book: str, pythons: list[str], recorded: dict) -> s
     return "\n\n".join(wrapped) + "\n"
 
 
-def notebook_bytes(notebook: dict, language: str) -> bytes:
-    """The recorded notebook with its comments in ``language``, written as nbformat writes it."""
-    text = json.dumps(translate_notebook(notebook, language), indent=1, ensure_ascii=False)
+def zip_guard(archive: str, notebook: str) -> dict:
+    """The notebook's first cell: where no helpers.py lies beside the notebook (it was downloaded alone),
+    one line that names the zip, and the notebook stops there; its later cells then do nothing, as after
+    helpers.gpu() on a machine without a GPU. In the zip's folder it does nothing."""
+    message = _("This notebook needs the helpers in %(archive)s: download that zip from the book's page, "
+                "unpack it, and open %(notebook)s in its folder.") % {"archive": archive, "notebook": notebook}
+    comment = _("Without the helpers of the zip beside this notebook, stop here with one line.")
+    source = f"""# {comment}
+import pathlib
+
+if not pathlib.Path("helpers.py").is_file():
+    from IPython import get_ipython
+
+    class ZipNeeded(Exception):
+        pass
+
+    print({message!r})
+    shell = get_ipython()
+    shell.set_custom_exc((ZipNeeded,), lambda *args, **kwargs: [])  # the line above, no traceback
+    shell.input_transformers_cleanup.append(lambda lines: [])  # the later cells do nothing
+    raise ZipNeeded"""
+    return {"cell_type": "code", "execution_count": None, "id": "zip-guard",
+            "metadata": {"tags": ["zip-guard", "raises-exception"]}, "outputs": [],
+            "source": source.splitlines(keepends=True)}
+
+
+def notebook_bytes(notebook: dict, language: str, archive: str, name: str) -> bytes:
+    """The recorded notebook with its comments in ``language`` and the zip's guard as its first cell,
+    written as nbformat writes it."""
+    translated = translate_notebook(notebook, language)
+    translated["cells"] = [zip_guard(archive, name), *translated["cells"]]
+    text = json.dumps(translated, indent=1, ensure_ascii=False)
     return (text + "\n").encode("utf-8")
 
 
