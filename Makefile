@@ -11,6 +11,10 @@ VENV          ?= .venv
 GPU_VENV      ?= .venv-gpu
 # a small environment with numpy 2, in which `make test` runs the MXNet scripts
 NUMPY2_VENV   ?= .venv-numpy2
+# the Python 3.12 on which `make test` installs the MXNet zips' requirements and runs the MXNet scripts
+# (the test skips, saying why, where it does not run)
+PYTHON312     ?= python3.12
+MXNET312_VENV ?= .venv-mxnet312
 # the Python that builds the books
 BOOK_PYTHON   ?= $(VENV)/bin/python
 SPHINXOPTS    ?= --fail-on-warning --keep-going
@@ -98,7 +102,7 @@ GPU_SITE_PATH := PYTHONPYCACHEPREFIX=$(abspath $(GPU_SITE))/pycache PYTHONPATH=$
 BYTECODE_FOR_record := pytorch:import helpers, common.plots, common.roofline, common.hybridize, matplotlib.pyplot, torch._dynamo, torch._inductor.compile_fx, sphinx.cmd.build, myst_nb, jupytext, nbclient, ipykernel.kernelapp
 BYTECODE_FOR_mxnet  := mxnet:import helpers, common.plots, common.hybridize, matplotlib.pyplot
 
-.PHONY: help html pdf debian-tools record check-recordings test test-gpu serve wheelhouse gpu-install gpu-record gpu-test clean
+.PHONY: help html pdf debian-tools mxnet312-env record check-recordings test test-gpu serve wheelhouse gpu-install gpu-record gpu-test clean
 
 help:  ## list the targets
 	@echo "Targets:"
@@ -136,6 +140,25 @@ $(NUMPY2_VENV)/.installed: conf/numpy2-requirements.txt
 	$(NUMPY2_VENV)/bin/python -m pip install --quiet --no-deps -r conf/numpy2-requirements.txt
 	touch $@
 
+# The MXNet zips' requirements.txt as a reader installs it on Python 3.12 (numpy 1.26.4, setuptools),
+# taken from a zip that the build made; installed again only when it changes, so that a second
+# `make test` installs nothing. Without a working $(PYTHON312), the folder holds only why.
+MXNET312_WANTS := $(BUILDDIR)/mxnet312-requirements.txt
+mxnet312-env: pdf
+	@mkdir -p $(MXNET312_VENV)
+	@if ! $(PYTHON312) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' >/dev/null 2>&1; then \
+	  echo "'$(PYTHON312)' does not run Python 3.12 here, so the MXNet zips are not tested on it (PYTHON312= names another)" \
+	    | tee $(MXNET312_VENV)/skipped; \
+	  exit 0; \
+	fi; \
+	$(BOOK_PYTHON) -c "import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read('requirements.txt').decode())" \
+	  $(firstword $(wildcard $(BUILDDIR)/doctrees/en/example-downloads/mxnet/*.zip)) > $(MXNET312_WANTS) || exit 1; \
+	if [ -f $(MXNET312_VENV)/.installed ] && cmp -s $(MXNET312_WANTS) $(MXNET312_VENV)/requirements.txt; then exit 0; fi; \
+	echo "Setting up $(MXNET312_VENV)/ with $(PYTHON312) and the MXNet zips' requirements.txt (about 400 MB)"; \
+	$(PYTHON312) -m venv --clear $(MXNET312_VENV) \
+	&& $(MXNET312_VENV)/bin/python -m pip install --quiet -r $(MXNET312_WANTS) \
+	&& cp $(MXNET312_WANTS) $(MXNET312_VENV)/requirements.txt && touch $(MXNET312_VENV)/.installed
+
 html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books from the recorded outputs (EXECUTE=1: record first, on a GPU machine)
 	@# A failed build forgets its doctrees: Sphinx would not repeat the warnings of pages it
 	@# does not read again, and the next build would pass with the broken pages.
@@ -172,8 +195,8 @@ record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) thro
 check-recordings:  ## fail when an example (EXAMPLES=, SHARD=K/N narrow) changed after its recording
 	python3 conf/record.py --check $(RECORD_ARGS)
 
-test: pdf $(NUMPY2_VENV)/.installed  ## build the books and their PDFs, then run the test suite (browser, PDF and numpy 2 tests included, GPU tests deselected)
-	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python $(BOOK_PYTHON) -m pytest tests -m 'not gpu' -n $(TEST_WORKERS) --dist loadfile $(PYTESTOPTS)
+test: pdf $(NUMPY2_VENV)/.installed mxnet312-env  ## build the books and their PDFs, then run the test suite (browser, PDF, numpy 2 and Python 3.12 tests included, GPU tests deselected)
+	MXNET_NUMPY2_PYTHON=$(abspath $(NUMPY2_VENV))/bin/python MXNET_PY312_VENV=$(abspath $(MXNET312_VENV)) $(BOOK_PYTHON) -m pytest tests -m 'not gpu' -n $(TEST_WORKERS) --dist loadfile $(PYTESTOPTS)
 
 test-gpu: $(GPU_VENV)/.installed  ## on a GPU machine: run the GPU tests (marker gpu)
 	$(GPU_VENV)/bin/python -m pytest -m gpu $(or $(GPU_TESTS),$(error no test file has tests marked gpu)) $(PYTESTOPTS)

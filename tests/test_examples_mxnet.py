@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, \
-    check_cpu_notes, check_executed_notebook, check_shown_cells, figures, median_interval, ok, overlap_range, run_cases
+from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, HUNG_AFTER_S, NOTEBOOK, PNG, TIME, \
+    auto_size_and_job_time, check_cpu_notes, check_executed_notebook, check_shown_cells, figures, median_interval, ok, overlap_range, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "mxnet"
@@ -424,6 +424,38 @@ def test_scripts_run_under_numpy_2():
     assert run.returncode == 0, run.stderr
     values = figures(run.stdout)
     assert values["mode"] == "cpu" and values["t_together"] > 0
+
+
+def test_scripts_run_on_python_3_12_with_the_zips_pins_and_no_future_warning():
+    """A reader on Python 3.12 installs the MXNet zip's requirements.txt (numpy 1.26.4 there, whose
+    ``np.bool`` warns when asked for): every MXNet script starts and runs without a FutureWarning.
+
+    ``make test`` installs them with python3.12 into .venv-mxnet312 (once: a second run installs
+    nothing) and points MXNET_PY312_VENV at it; where python3.12 does not run, the folder says why and
+    this test skips with that reason.
+    """
+    venv = os.environ.get("MXNET_PY312_VENV")
+    if not venv:
+        pytest.fail("MXNET_PY312_VENV is not set: run the tests with `make test`, which installs the MXNet "
+                    "zips' requirements on Python 3.12 and sets it")
+    if (Path(venv) / "skipped").is_file():
+        pytest.skip((Path(venv) / "skipped").read_text().strip())
+    python = str(Path(venv) / "bin" / "python")
+    wanted = (Path(venv) / "requirements.txt").read_text()
+    numpy = subprocess.run([python, "-c", "import sys, numpy; print(sys.version_info[:2], numpy.__version__)"],
+                           capture_output=True, text=True, check=True).stdout.split(")")
+    assert numpy[0] == "(3, 12" and f"numpy=={numpy[1].strip()}; python_version >= \"3.12\"" in wanted, (numpy, wanted)
+    env = dict(os.environ, MPLBACKEND="Agg")
+    env.pop("EXAMPLE_ARGS", None)
+    scripts = sorted(p.name for p in SCRIPTS.glob("*.py") if p.name not in ("helpers.py", "numpy_compat.py"))
+    runs = {script: subprocess.Popen([python, "-W", "error::FutureWarning", script, "--size", "32", "--repeats", "1",
+                                      "--json"], cwd=SCRIPTS,
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for script in scripts}
+    for script, run in runs.items():
+        out, err = run.communicate(timeout=HUNG_AFTER_S)
+        assert run.returncode == 0 and "Warning" not in err, f"{script} on Python 3.12:\n{err[-3000:]}"
+        assert figures(out), script
 
 
 @pytest.fixture(scope="module")
