@@ -231,6 +231,33 @@ def test_out_of_memory_on_the_gpu_is_one_line(torch, helpers):
     assert f"e.g. --size {fitting_size(total, 300000)} (the GPU has {total / 1e9:.3g} GB" in done.stderr
 
 
+def test_the_roofline_draws_its_dashed_roofs_at_the_limits_the_device_gives(helpers, gpu, tmp_path):
+    """hardware.py, run on the GPU, draws the roofline's dashed roofs at the limits that helpers.limits
+    reads from this device (NVML and its properties), flat at the fp32 and bf16 peaks and slanted at the
+    memory peak, never at a measured rate."""
+    import common.roofline
+    from roofline_lines import dashed_roofs
+
+    drawn, original = [], common.roofline.draw_roofline
+
+    def drawing(bandwidths, computes, peaks, *args):
+        drawn.append(dict(peaks))  # before draw_roofline takes the memory peak out
+        drawn.append(original(bandwidths, computes, peaks, *args))
+        return drawn[-1]
+
+    argv, common.roofline.draw_roofline = sys.argv, drawing
+    sys.argv = ["hardware.py", "--json", "--repeats", "1", "--figures", str(tmp_path)]
+    try:
+        runpy.run_path(str(SCRIPTS / "hardware.py"), run_name="__main__")
+    finally:
+        sys.argv, common.roofline.draw_roofline = argv, original
+    limits = {key.split("_")[0]: value for key, (value, _) in helpers.limits(gpu).items()}
+    assert drawn and drawn[0] == {k: limits[k] for k in ("memory", "fp32", "bf16")}, drawn[:1]
+    roofs = dashed_roofs(drawn[1])
+    assert all(slope == pytest.approx(limits["memory"]) for slope, _ in roofs), roofs
+    assert sorted(top for _, top in roofs) == pytest.approx(sorted([limits["fp32"], limits["bf16"]])), roofs
+
+
 def test_hardware_example_measures_every_gpu_row_below_its_limits():
     """On a GPU every row of the hardware page is measured; every rate is below the limit computed from
     the hardware, whose memory peak is recomputed here from NVML; the L2 copy beats device memory,

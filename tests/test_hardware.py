@@ -13,8 +13,10 @@ import ast
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,7 @@ from common.roofline import (GELU_EAGER_BYTES, GELU_FLOPS, GELU_FUSED_BYTES, dra
                              gelu_times, roofline_points)
 from example_runs import TIME, check_cpu_notes, figures  # noqa: E402
 from fake_nvml import FakeNvml  # noqa: E402
+from roofline_lines import dashed_roofs  # noqa: E402
 
 TINY = ["--repeats", "1", "--size", "48"]
 CASES = {
@@ -170,6 +173,46 @@ def test_roofline_points_and_the_figure_draw_exactly_them():
         # sizes with a multiplication sign, and TF32 under NVIDIA's name for it
         assert ("4000×4000 çarpım, fp32" if lang == "tr" else "4000×4000 product, fp32") in labels
         assert ("TF32 çarpımları, 400 TFLOP/s" if lang == "tr" else "TF32 products, 400 TFLOP/s") in labels
+
+
+def script_cell(tag: str) -> str:
+    """The source of the cell of examples/pytorch/hardware.py tagged ``tag``."""
+    cells = re.split(r"^# %% tags=\[(.*)\]$", (EXAMPLES / "pytorch" / "hardware.py").read_text(encoding="utf-8"), flags=re.M)
+    return next(source for tags, source in zip(cells[1::2], cells[2::2]) if f'"{tag}"' in tags.split(", "))
+
+
+def test_the_roofline_draws_its_dashed_roofs_at_the_hardware_limits(monkeypatch):
+    """The dashed roofs are the limits that the hardware gives (helpers.limits, from NVML), never a
+    measured rate: hardware.py's roofline cell, run on the CPU for a faked H200 (a faked NVML, its
+    device properties) with measured rates below the limits, draws them flat at the fp32 and bf16 peaks
+    and slanted at the memory peak, as common.hardware computes them from the same NVML answers."""
+    import torch
+    sys.path.insert(0, str(EXAMPLES / "pytorch"))
+    import helpers
+    from common.options import parse_options
+    from common.roofline import draw_roofline, gelu_times, roofline_points
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml())
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda gpu: types.SimpleNamespace(
+        uuid="58a5f1b5-1111", multi_processor_count=132, major=9, minor=0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda gpu: "NVIDIA H200")
+    monkeypatch.setitem(helpers._settings, "options", parse_options(argv=["--size", "32", "--repeats", "1"]))
+    assert re.search(r"^limits = helpers\.limits\(gpu\)", script_cell("memory-limit"), re.M), \
+        "the limits that the roofline reads are no longer helpers.limits(gpu)"
+    drawn = {}
+    report = types.SimpleNamespace(figure=lambda draw, name: drawn.update({name: draw("en")}),
+                                   publish_timing=lambda *args: None, publish_all=lambda *args: None)
+    cpu = torch.device("cpu")
+    exec(script_cell("roofline-harness"), {
+        "helpers": helpers, "torch": torch, "gpu": cpu, "median": statistics.median, "report": report,
+        "gelu_times": gelu_times, "roofline_points": roofline_points, "draw_roofline": draw_roofline,
+        "limits": helpers.limits(cpu), "memory_gbps": 4000.0, "l2_gbps": 9000.0, "gbps": {"h2d_pinned": 50.0},
+        "tflops": {"fp32": 50.0, "tf32": 400.0, "bf16": 760.0}})
+    peaks = hardware.gpu_peaks("58a5f1b5-1111", 132, (9, 0), nvml=FakeNvml())
+    roofs = dashed_roofs(drawn["roofline"])
+    assert len(roofs) == 2 and all(slope == pytest.approx(peaks["memory_peak_gbps"]) for slope, _ in roofs), roofs
+    assert sorted(top for _, top in roofs) == pytest.approx(
+        [peaks["fp32_peak_tflops"], peaks["tensor_peak_tflops"]["bf16"]]), roofs
 
 
 def test_gelu_times_come_only_from_a_recording_of_the_same_gpu_model(tmp_path):
