@@ -414,7 +414,7 @@ def test_gpu_machine_records_with_pypi_cuda_torch_in_its_own_environment(tmp_pat
     assert ".venv-gpu/bin/python -m pip install --quiet -r .venv-gpu/requirements.txt" in lines
     assert any(line.startswith(".venv-gpu/bin/python conf/record.py") for line in lines)
     if "html" in goal:
-        assert any("BOOK_LANGUAGE=$lang .venv/bin/python -m sphinx" in line for line in lines)
+        assert any(re.search(r"BOOK_LANGUAGE=\$lang (BOOK_PDF_DIR=\S+ )?\.venv/bin/python -m sphinx", line) for line in lines)
 
 
 def test_gpu_environment_requirements_drop_only_the_cpu_torch_and_its_index(tmp_path: Path):
@@ -480,8 +480,8 @@ def test_recording_on_the_cpu_when_asked_uses_the_book_environment(tmp_path: Pat
 @pytest.mark.parametrize("goal", ["html", "test", "check-recordings"])
 def test_cpu_goals_never_look_for_a_gpu(tmp_path: Path, goal: str):
     """`make html` and `make test` are the same with or without a GPU: no nvidia-smi, no .venv-gpu;
-    `make test` deselects the GPU tests, gives the numpy 2 test its environment and spreads the test files
-    over two processes."""
+    `make test` deselects the GPU tests, gives the numpy 2 and the Python 3.12 tests their environments and
+    spreads the test files over two processes."""
     for gpu in (True, False):
         env = fake_nvidia_smi(tmp_path, gpu)
         result = make_n(env, goal)
@@ -489,8 +489,8 @@ def test_cpu_goals_never_look_for_a_gpu(tmp_path: Path, goal: str):
         assert not (tmp_path / "called").exists() and ".venv-gpu" not in result.stdout
     if goal == "test":
         command = result.stdout.splitlines()[-1]
-        assert command == (f"MXNET_NUMPY2_PYTHON={ROOT}/.venv-numpy2/bin/python .venv/bin/python -m pytest tests "
-                           "-m 'not gpu' -n 2 --dist loadfile ")
+        assert command == (f"MXNET_NUMPY2_PYTHON={ROOT}/.venv-numpy2/bin/python MXNET_PY312_VENV={ROOT}/.venv-mxnet312 "
+                           ".venv/bin/python -m pytest tests -m 'not gpu' -n 2 --dist loadfile ")
 
 
 def test_gpu_tests_need_a_gpu_and_run_only_the_gpu_marker(tmp_path: Path):
