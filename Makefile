@@ -44,7 +44,7 @@ SERVE_LANGUAGES := en tr
 SERVE_OTHER  = $(filter-out $(SERVE_LANG),$(SERVE_LANGUAGES))
 PDFDIR      := $(BUILDDIR)/pdf
 # The HTML books link the PDF that `make pdf` printed there, and only where it exists (conf.py)
-BOOK_PDF_DIR := BOOK_PDF_DIR=$(abspath $(PDFDIR))
+PDF_FOR_HTML := BOOK_PDF_DIR=$(abspath $(PDFDIR))
 # the one-page HTML of each book that conf/print_pdf.py prints (the pdfhtml builder of conf/ext/pdf_book.py)
 PDFHTMLDIR  := $(BUILDDIR)/pdfhtml
 WHEELHOUSE  := .wheelhouse
@@ -164,7 +164,7 @@ html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books f
 	@# does not read again, and the next build would pass with the broken pages.
 	@for lang in $(LANGUAGES); do \
 	  echo "Building the '$$lang' book"; \
-	  BOOK_LANGUAGE=$$lang $(BOOK_PDF_DIR) $(BOOK_PYTHON) -m sphinx -b html -c conf $(SPHINXOPTS) \
+	  BOOK_LANGUAGE=$$lang $(PDF_FOR_HTML) $(BOOK_PYTHON) -m sphinx -b html -c conf $(SPHINXOPTS) \
 	    -d $(BUILDDIR)/doctrees/$$lang docs/$$lang $(HTMLDIR)/$$lang \
 	  || { rm -rf $(BUILDDIR)/doctrees/$$lang; exit 1; }; \
 	done
@@ -214,9 +214,9 @@ serve: $(SETUP)  ## preview the English book (SERVE_LANG=tr: Turkish) on http://
 	  fi; \
 	done
 	@echo "Building the '$(SERVE_OTHER)' book once, for the language link"
-	BOOK_LANGUAGE=$(SERVE_OTHER) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PDF_DIR) $(BOOK_PYTHON) -m sphinx -b html -c conf -q \
+	BOOK_LANGUAGE=$(SERVE_OTHER) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(PDF_FOR_HTML) $(BOOK_PYTHON) -m sphinx -b html -c conf -q \
 	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_OTHER) docs/$(SERVE_OTHER) $(SERVE_DIR)/$(SERVE_OTHER)
-	BOOK_LANGUAGE=$(SERVE_LANG) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(BOOK_PDF_DIR) exec setpriv --pdeathsig TERM \
+	BOOK_LANGUAGE=$(SERVE_LANG) BOOK_AT_SITE_ROOT=$(SERVE_LANG) $(PDF_FOR_HTML) exec setpriv --pdeathsig TERM \
 	  $(BOOK_PYTHON) -m sphinx_autobuild --port $(SERVE_PORT) -c conf --watch conf --watch examples \
 	  -d $(BUILDDIR)/doctrees/serve-$(SERVE_LANG) docs/$(SERVE_LANG) $(SERVE_DIR)
 

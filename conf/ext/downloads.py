@@ -220,8 +220,8 @@ if not pathlib.Path("helpers.py").is_file():
 
     print({message!r})
     shell = get_ipython()
-    shell.set_custom_exc((ZipNeeded,), lambda *args, **kwargs: [])  # the line above, no traceback
-    shell.input_transformers_cleanup.append(lambda lines: [])  # the later cells do nothing
+    shell.set_custom_exc((ZipNeeded,), lambda *args, **kwargs: [])
+    shell.input_transformers_cleanup.append(lambda lines: [])
     raise ZipNeeded"""
     return {"cell_type": "code", "execution_count": None, "id": "zip-guard",
             "metadata": {"tags": ["zip-guard", "raises-exception"]}, "outputs": [],
