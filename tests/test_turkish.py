@@ -32,7 +32,7 @@ REJECTED = {
     r"kuyrukla(n|d|m|y)": "kuyruğa eklemek",
     r"eleman (bazında|bazlı|düzeyinde)|eleman ?başına işlem": "eleman yönlü",
     r"mini[- ](grup|yığın|batch)": "minigrup",
-    r"tensör birim|\bTensor Core": "tensör çekirdeği (d2l-tr's term)",
+    r"tensör birim": "tensör çekirdeği",
     r"(?<!akış )çoklu işlemci": "akış çoklu işlemcisi (SM)",
     r"\bhesap akış|\bkopya akış": "hesaplama akışı, kopyalama akışı",
     r"hesaplamalı performans|hesaplama başarım": "Hesaplama Performansı",
@@ -45,7 +45,7 @@ REJECTED = {
     r"ön uca bağlı": "ön ucun sınırladığı",
 }
 REJECTED_EXAMPLES = ["asenkron", "buyurgan programlama", "kuyruklanan", "eleman bazında işlem", "mini-grup",
-                     "tensör birimi", "Tensor Core'lar", "çoklu işlemci sayısı", "hesap akışı", "Hesaplamalı Performans",
+                     "tensör birimi", "çoklu işlemci sayısı", "hesap akışı", "Hesaplamalı Performans",
                      "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 sn", "zaman (sn)",
                      "ön uca bağlıdır"]
 
