@@ -176,11 +176,11 @@ def test_the_side_stream_recipe_shown_is_safe():
 
 
 @pytest.mark.parametrize("language, definition", [
-    ("en", "The time the work would take if it overlapped fully, divided by the measured time; at most 1"),
-    ("tr", "İş tamamen örtüşseydi sürecek zamanın ölçülen süreye oranı; en çok 1")])
-def test_the_glossary_defines_efficiency_as_ideal_over_measured(language, definition):
-    """Every efficiency in the book is ideal / measured, at most 1; the glossary says so (it once had
-    it upside down)."""
+    ("en", r"O = (\sum T_\text{alone} - T_\text{together}) / (\sum T_\text{alone} - \max T_\text{alone})"),
+    ("tr", r"O = (\sum T_\text{tek} - T_\text{birlikte}) / (\sum T_\text{tek} - \max T_\text{tek})")])
+def test_the_glossary_defines_the_overlap_as_the_time_saved_over_the_most_that_can_be_saved(language, definition):
+    """The book's one measure of overlap is the time saved over taking turns, divided by the most that
+    can be saved: 1 at full overlap, 0 in turns, whatever the jobs' lengths; the glossary says so."""
     text = (EXAMPLES.parent / "docs" / language / "glossary.rst").read_text(encoding="utf-8")
     assert definition in " ".join(text.split())
 

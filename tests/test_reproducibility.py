@@ -1,8 +1,9 @@
-"""Two runs of the same code: the book's table of quoted ratios in both, and the prose that quotes them.
+"""Two runs of the same code: the tables of ratios in both, and the prose that quotes them.
 
-A ratio that moves more than ±3 % between the previous run and this recording is noisy. The table says so,
-and every paragraph of a lesson page that quotes it must say so too. Reads the built books
-(``make test`` builds them first).
+The measuring page's table holds exactly the ratios that the chapter's pages quote; the page Execution
+Times holds every ratio the recordings publish. A ratio that moves more than ±3 % between the previous run
+and this recording is noisy. The tables say so, and every paragraph of a lesson page that quotes it must
+say so too. Reads the built books (``make test`` builds them first).
 """
 
 from __future__ import annotations
@@ -22,16 +23,36 @@ HTML = ROOT / "_build" / "html"
 CHAPTER = "chapter_computational-performance"
 LANGUAGES = ("en", "tr")
 NOISY_WORD = {"en": "noisy", "tr": "gürültülü"}
-# A glued value that is a ratio: efficiencies, fractions of a limit, speed-ups and slowdowns.
-RATIO = re.compile(r"(_eff|_frac)$|_eff_|^speedup|^slowdown")
+# A glued value that is a ratio: overlaps, efficiencies, fractions of a limit, speed-ups and slowdowns.
+RATIO = re.compile(r"^(?!t_)(\w+_)?overlap(_\w+)?$|(_eff|_frac)$|_eff_|^speedup|^slowdown")
 ROLE = re.compile(r":measured:`(\w+/\w+)::(\w+)[^`]*`")
+# The pages with a table of ratios: the quoted ones, and all of them.
+TABLES = {"quoted": f"{CHAPTER}/measuring", "all": "execution-times"}
 
 
-def table_rows(lang: str) -> list[tuple[str, str]]:
-    """(label, 'framework/script::key') for each line of the measuring page's reproducibility table."""
-    source = (ROOT / "docs" / lang / CHAPTER / "measuring.rst").read_text(encoding="utf-8")
+def table_rows(lang: str, table: str = "quoted") -> list[tuple[str, str]]:
+    """(label, 'framework/script::key') for each line of a page's reproducibility table."""
+    source = (ROOT / "docs" / lang / f"{TABLES[table]}.rst").read_text(encoding="utf-8")
     block = source.split(".. reproducibility::\n\n", 1)[1].split("\n\n", 1)[0]
     return [tuple(part.strip() for part in line.rsplit("|", 1)) for line in block.splitlines()]
+
+
+def quoted_ratios(lang: str) -> set[str]:
+    """'framework/script::key' of each ratio that a page of the chapter quotes as a number."""
+    return {f"{ident}::{key}" for page in (ROOT / "docs" / lang / CHAPTER).glob("*.rst")
+            for ident, key in ROLE.findall(page.read_text(encoding="utf-8")) if RATIO.search(key)}
+
+
+def published_ratios() -> set[str]:
+    """'framework/script::key' of each single ratio that a recording publishes (lists and values that a
+    run without a GPU leaves out, None, aside)."""
+    found = set()
+    for path in sorted((ROOT / "examples" / "recordings").glob("*/*.ipynb")):
+        ident = f"{path.parent.name}/{path.stem}"
+        recording = load_recording(Example.parse(ROOT / "examples", ident))
+        found |= {f"{ident}::{key}" for key, value in recording.stamp["glue"].items()
+                  if RATIO.search(key) and isinstance(ast.literal_eval(value), (int, float))}
+    return found
 
 
 def two_runs(ident_key: str) -> tuple[float | None, float]:
@@ -55,38 +76,66 @@ def noisy(previous: float | None, current: float) -> bool:
     return previous is not None and abs(current / previous - 1) > 0.03
 
 
-def paragraphs_quoting(source: str, ident_key: str) -> list[str]:
-    """The paragraphs (blank-line separated) of an rst source with a measured role of this value."""
-    return [p for p in re.split(r"\n\s*\n", source)
-            if any(f"{ident}::{key}" == ident_key for ident, key in ROLE.findall(p))]
+def noisy_quotes(pages: dict[str, str], is_noisy) -> list[str]:
+    """Each paragraph (blank-line separated) of the rst sources that quotes a noisy ratio as a number."""
+    return [f"{name}: {ident}::{key} is noisy, but this paragraph quotes it as a number:\n{paragraph.strip()[:300]}"
+            for name, source in pages.items() for paragraph in re.split(r"\n\s*\n", source)
+            for ident, key in ROLE.findall(paragraph) if RATIO.search(key) and is_noisy(f"{ident}::{key}")]
 
 
-def unflagged(source: str, ident_key: str, lang: str) -> list[str]:
-    return [p for p in paragraphs_quoting(source, ident_key) if NOISY_WORD[lang] not in p.lower()]
-
-
-@pytest.mark.parametrize("lang", LANGUAGES)
-def test_every_quoted_ratio_is_in_the_table(lang: str):
-    """Each ratio that a page of the chapter quotes is a row of the reproducibility table."""
-    quoted = {f"{ident}::{key}" for page in (ROOT / "docs" / lang / CHAPTER).glob("*.rst")
-              for ident, key in ROLE.findall(page.read_text(encoding="utf-8")) if RATIO.search(key)}
-    listed = {value for _, value in table_rows(lang)}
-    assert quoted <= listed, f"{lang}: quoted ratios missing from the table: {sorted(quoted - listed)}"
-    assert listed == {value for _, value in table_rows("en")}, "the two books' tables list other ratios"
+def table_problems(quoted: set[str], listed: list[str]) -> list[str]:
+    """How a table of the quoted ratios differs from the ratios that the pages quote."""
+    return ([f"quoted, but not in the table: {value}" for value in sorted(quoted - set(listed))]
+            + [f"in the table, but quoted by no page: {value}" for value in sorted(set(listed) - quoted)]
+            + [f"listed twice: {value}" for value in sorted({v for v in listed if listed.count(v) > 1})])
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: str):
-    page = BeautifulSoup((HTML / lang / CHAPTER / "measuring.html").read_text(encoding="utf-8"), "html.parser")
+def test_the_measuring_table_holds_exactly_the_quoted_ratios(lang: str):
+    """Each ratio that a page of the chapter quotes is a row of the measuring page's table, and each row
+    is a ratio that some page quotes: the table does not grow beyond them."""
+    problems = table_problems(quoted_ratios(lang), [value for _, value in table_rows(lang)])
+    assert not problems, f"{lang}:\n" + "\n".join(problems)
+    assert [value for _, value in table_rows(lang)] == [value for _, value in table_rows("en")], "the two books' tables list other ratios"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_execution_times_table_holds_every_published_ratio(lang: str):
+    """The page Execution Times lists every single ratio that the recordings publish, so the measuring page
+    can keep only the quoted ones."""
+    listed = [value for _, value in table_rows(lang, "all")]
+    missing = published_ratios() - set(listed)
+    assert not missing, f"{lang}: ratios missing from the execution-times table: {sorted(missing)}"
+    assert {value for _, value in table_rows(lang)} <= set(listed)
+    assert listed == [value for _, value in table_rows("en", "all")], "the two books' tables list other ratios"
+
+
+def test_the_table_checks_notice_a_row_too_many_a_ratio_left_out_and_a_list():
+    """The checks above fail on an unquoted row, a quoted ratio left out and a row listed twice; a ratio is
+    any of the book's names for one, and a list of ratios (one per size) is not a row."""
+    assert table_problems({"a", "b"}, ["a", "b"]) == []
+    assert table_problems({"a"}, ["a", "b"]) == ["in the table, but quoted by no page: b"]
+    assert table_problems({"a", "b"}, ["a"]) == ["quoted, but not in the table: b"]
+    assert table_problems({"a"}, ["a", "a"]) == ["listed twice: a"]
+    assert RATIO.search("small_overlap_streams") and RATIO.search("overlap_devices")
+    assert RATIO.search("speedup_together") and not RATIO.search("t_overlap") and not RATIO.search("size")
+    assert "pytorch/hardware::memory_frac" in published_ratios()
+    assert "pytorch/hybridize::eager_overlap" not in published_ratios(), "a list counted as one ratio"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("table", TABLES)
+def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: str, table: str):
+    page = BeautifulSoup((HTML / lang / f"{TABLES[table]}.html").read_text(encoding="utf-8"), "html.parser")
     rows = [[td.get_text(strip=True) for td in tr.select("td")]
             for tr in page.select("table.reproducibility tbody tr")]
-    assert len(rows) == len(table_rows(lang))
+    assert len(rows) == len(table_rows(lang, table))
 
     def shown(value):
         text = f"{value:.2f}"
         return text.replace(".", ",") if lang == "tr" else text
 
-    for (label, value), row in zip(table_rows(lang), rows):
+    for (label, value), row in zip(table_rows(lang, table), rows):
         previous, current = two_runs(value)
         assert row[0] == label.replace("'", "\N{RIGHT SINGLE QUOTATION MARK}") and row[2] == shown(current), (row, value)  # smart quotes: ’
         if previous is None:
@@ -99,7 +148,7 @@ def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: st
         assert shown_percent in row[3], (row, value)
         assert (NOISY_WORD[lang] in row[3]) == noisy(previous, current), (row, value, previous, current)
     # Under the table, each pair of runs once: the times of both runs, to the minute.
-    pairs = {(two_runs_at(value)) for _, value in table_rows(lang)} - {None}
+    pairs = {(two_runs_at(value)) for _, value in table_rows(lang, table)} - {None}
     note = page.select_one("p.reproducibility-runs").get_text()
     sentences = [s for s in note.split("(UTC).") if s.strip()]
     assert len(sentences) == len(pairs), note
@@ -107,27 +156,22 @@ def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: st
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_the_prose_calls_every_noisy_ratio_noisy(lang: str):
-    """A paragraph that quotes a ratio which moved more than 3 % between the two runs says that it is noisy."""
-    problems = []
-    for _, value in table_rows(lang):
-        if not noisy(*two_runs(value)):
-            continue
-        for page in (ROOT / "docs" / lang / CHAPTER).glob("*.rst"):
-            if page.stem == "measuring":
-                continue  # the table itself
-            for paragraph in unflagged(page.read_text(encoding="utf-8"), value, lang):
-                problems.append(f"{page.name}: {value} is noisy, but this paragraph does not say so:\n"
-                                f"{paragraph.strip()[:300]}")
+def test_no_page_quotes_a_noisy_ratio_as_a_number(lang: str):
+    """A ratio that moved more than 3 % between the two runs is never quoted as a number (the measuring page
+    says so): the pages say only what both runs agree on."""
+    pages = {page.name: page.read_text(encoding="utf-8") for page in (ROOT / "docs" / lang / CHAPTER).glob("*.rst")}
+    problems = noisy_quotes(pages, lambda value: noisy(*two_runs(value)))
     assert not problems, f"{lang}:\n" + "\n\n".join(problems)
 
 
-def test_the_noisy_check_notices_a_paragraph_that_does_not_say_it():
+def test_the_noisy_check_notices_a_paragraph_that_quotes_a_noisy_ratio():
     source = ("Reading once was :measured:`pytorch/a::speedup:.2f` times as fast.\n\n"
-              "Two streams reached :measured:`pytorch/b::eff:.2f`, a noisy figure.\n")
-    assert len(unflagged(source, "pytorch/a::speedup", "en")) == 1
-    assert unflagged(source, "pytorch/b::eff", "en") == []
-    assert paragraphs_quoting(source, "pytorch/a::other") == []
+              "Two streams reached :measured:`pytorch/b::small_overlap_streams:.2f`, a noisy figure.\n\n"
+              "It took :measured:`pytorch/a::t_once:.2f s`.\n")
+    found = noisy_quotes({"page.rst": source}, lambda value: value != "pytorch/a::other")
+    assert [line.split(" is noisy")[0] for line in found] == ["page.rst: pytorch/a::speedup",
+                                                              "page.rst: pytorch/b::small_overlap_streams"]
+    assert noisy_quotes({"page.rst": source}, lambda value: False) == []
     assert noisy(1.00, 1.04) and not noisy(1.00, 0.98) and not noisy(None, 1.0)
 
 

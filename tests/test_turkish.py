@@ -32,7 +32,7 @@ REJECTED = {
     r"kuyrukla(n|d|m|y)": "kuyruğa eklemek",
     r"eleman (bazında|bazlı|düzeyinde)|eleman ?başına işlem": "eleman yönlü",
     r"mini[- ](grup|yığın|batch)": "minigrup",
-    r"tensör (birim|çekirdeğ)": "Tensor Core",
+    r"tensör birim": "tensör çekirdeği",
     r"(?<!akış )çoklu işlemci": "akış çoklu işlemcisi (SM)",
     r"\bhesap akış|\bkopya akış": "hesaplama akışı, kopyalama akışı",
     r"hesaplamalı performans|hesaplama başarım": "Hesaplama Performansı",
@@ -86,7 +86,7 @@ def test_the_term_check_notices_every_rejected_form():
     for example in REJECTED_EXAMPLES:
         assert rejected_terms(f"Bu {example} burada."), f"{example!r} passed"
     fine = ("eşzamansız hesaplama, eşzamanlamak, buyuru programlama, kuyruğa eklenen, eleman yönlü işlem, "
-            "minigrup, Tensor Core, akış çoklu işlemcisi (SM), hesaplama akışı, kopyalama akışı, ön uç, arka "
+            "minigrup, tensör çekirdeği, akış çoklu işlemcisi (SM), hesaplama akışı, kopyalama akışı, ön uç, arka "
             "uç, işçi iş parçacığı, anında yürütme kipi, Renk kipi, 64×64'lük, n × n, 29,0 s, PCIe x16, "
             "modeller, 0,5 ms, 3 µs, modül")
     assert not rejected_terms(fine), rejected_terms(fine)
