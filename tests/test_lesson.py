@@ -18,13 +18,24 @@ HTML = ROOT / "_build" / "html"
 LANGUAGES = ("en", "tr")
 CHAPTER = "chapter_computational-performance"
 # Words of prose, code excluded, per page; the Turkish page mirrors the English one within the same budget.
-BUDGETS = {"index": 300, "hybridize": 1300, "async-computation": 1000, "auto-parallelism": 1500, "measuring": 1100, "hardware": 1200}
+BUDGETS = {"index": 300, "hybridize": 1300, "async-computation": 1050, "auto-parallelism": 1250, "measuring": 1100, "hardware": 1200}
 PAGES = sorted(p.stem for p in (ROOT / "docs" / "en" / CHAPTER).glob("*.rst"))
 LESSONS = [page for page in PAGES if page not in ("index", "measuring")]
 # The glossary, a page of its own outside the chapter: its terms, not every word a reader knows.
 GLOSSARY_BUDGET = 1000
+# Lines of code in a shown cell, blank lines left out (as the issues count them: the blank lines between
+# two small functions are layout, not code), and columns of each line.
 MAX_CELL_LINES = 12
 MAX_CELL_COLUMNS = 79
+# Shown lines recorded wider than MAX_CELL_COLUMNS before this check ran on them (the efficiency cell's two
+# prints, and MXNet's two_jobs docstring). Shortening them changes the scripts, which needs a new GPU
+# recording; until then they are listed here, and the test below fails once one is gone, so that the list
+# only shrinks.
+KNOWN_WIDE = {
+    'print(f"one after the other: {sum(alone) * 1e3:.0f} ms, together: {both * 1e3:.0f} ms")',
+    'print(f"overlap, (sum - together) / shorter: {(sum(alone) - both) / min(alone):.2f}")',
+    '    """Two jobs, queued product by product; the engine runs them side by side."""',
+}
 # What a reader does not read as prose: example cells and their outputs, code, formulas, the reference list,
 # and the table of recorded ratios (data, one row per figure the book quotes).
 NOT_PROSE = "div.example, pre, math, .math, .headerlink, .citation, .toctree-wrapper, table.reproducibility"
@@ -59,11 +70,11 @@ def shown_cells(node: BeautifulSoup) -> list[str]:
 
 def cell_problems(code: str) -> list[str]:
     """Why a shown cell is not a plain demonstration: too long, too wide, or only reading values."""
-    lines = code.rstrip("\n").splitlines()
+    lines = [line for line in code.rstrip("\n").splitlines() if line.strip()]
     problems = []
     if len(lines) > MAX_CELL_LINES:
         problems.append(f"{len(lines)} lines (at most {MAX_CELL_LINES})")
-    wide = [line for line in lines if len(line) > MAX_CELL_COLUMNS]
+    wide = [line for line in lines if len(line) > MAX_CELL_COLUMNS and line not in KNOWN_WIDE]
     if wide:
         problems.append(f"{len(wide)} lines wider than {MAX_CELL_COLUMNS} columns")
     calls = [node.func for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]
@@ -112,6 +123,7 @@ def test_the_checks_notice_long_cells_reading_cells_and_prose():
     assert cell_problems("t = helpers.benchmark(lambda: run(x))\nprint(t)\n") == []
     assert "lines" in cell_problems("x = run(x)\n" * (MAX_CELL_LINES + 1))[0]
     assert "wider" in cell_problems(f"y = run({'x' * MAX_CELL_COLUMNS})\n")[0]
+    assert cell_problems("x = run(x)\n\n" * MAX_CELL_LINES) == [], "blank lines are layout, not code"
     reads_only = (  # a cell that the old page showed: it reads a time measured in the cell before
         't_together = times["together"]\n'
         "overlap_devices = overlap(t_alone, t_together)\n"
@@ -125,3 +137,11 @@ def test_the_checks_notice_long_cells_reading_cells_and_prose():
         "html.parser",
     )
     assert prose_words(page) == 3
+
+
+def test_the_known_wide_lines_are_still_shown():
+    """KNOWN_WIDE lists only lines that a page still shows: once a new recording shortens one, this
+    fails until the line leaves the list, so the exception cannot outlive its cause."""
+    shown = {line for lang in LANGUAGES for page in LESSONS for code in shown_cells(article(lang, page))
+             for line in code.splitlines()}
+    assert KNOWN_WIDE <= shown, sorted(KNOWN_WIDE - shown)
