@@ -49,12 +49,20 @@ SHOWN = {"async_computation": ["setup", "queue", "blockers", "frontend", "fronte
 HIDDEN = {"async_computation": ["harness", "setup-harness", "finish"],
           "auto_parallelism": ["harness", "setup-harness", "timeline-devices", "timeline-copy", "finish"],
           "parallelism_sweep": ["setup", "sweep", "plot", "finish"]}
-# Executes a script as the book does: python -c NOTEBOOK script kernel_folder executed.ipynb
+# Executes a notebook, or a script as the book does (jupytext reads both), in a Jupyter kernel started
+# in kernel_folder: python -c NOTEBOOK notebook_or_script kernel_folder executed.ipynb. The kernel listens
+# on IPC sockets in a folder of its own: over TCP, kernels that parallel tests start at the same moment
+# can pick the same free port, and one of them then dies before it answers ("Address already in use").
 NOTEBOOK = """
-import sys, nbformat, nbclient, jupytext
+import shutil, sys, tempfile, nbformat, nbclient, jupytext
+from jupyter_client import KernelManager
 nb = jupytext.read(sys.argv[1])
-nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                        resources={"metadata": {"path": sys.argv[2]}}).execute()
+sockets = tempfile.mkdtemp(prefix="kernel-")
+try:
+    kernel = KernelManager(kernel_name="python3", transport="ipc", ip=sockets + "/ipc")
+    nbclient.NotebookClient(nb, km=kernel, timeout=180, resources={"metadata": {"path": sys.argv[2]}}).execute()
+finally:
+    shutil.rmtree(sockets, ignore_errors=True)
 nbformat.write(nb, sys.argv[3])
 """
 # The cases that run together must all end this long after they started (healthy, a batch takes about

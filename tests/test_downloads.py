@@ -21,6 +21,7 @@ from packaging.version import Version
 
 from code_comments import translate, translate_notebook
 from downloads import CPU_REQUIREMENTS, TORCH_CPU_INDEX, VENV_PYTHON
+from example_runs import NOTEBOOK
 from pip_resolution import (
     CUDA_PACKAGE,
     PLATFORMS,
@@ -270,14 +271,6 @@ def test_the_gpu_line_finds_the_pinned_torch_on_pypi_for_each_python():
         assert torch in available, f"PyPI has no torch {torch} for Python {python}: {available}"
 
 
-# Runs a notebook as Jupyter would from its folder: python -c RUN_NOTEBOOK notebook folder executed.ipynb
-RUN_NOTEBOOK = """
-import sys, nbformat, nbclient
-nb = nbformat.read(sys.argv[1], as_version=4)
-nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
-                        resources={"metadata": {"path": sys.argv[2]}}).execute()
-nbformat.write(nb, sys.argv[3])
-"""
 # The one line with which a section that needs a GPU stops a PyTorch notebook (helpers.gpu()).
 GPU_STOP = "what follows needs an NVIDIA GPU, so the program stops here."
 
@@ -287,7 +280,7 @@ def run_notebooks(notebooks: dict[str, Path], tmp_path: Path) -> dict[str, dict]
     notebook."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MPLBACKEND")}
     env["EXAMPLE_ARGS"] = "--size 32 --repeats 1 --device cpu"
-    started = {name: subprocess.Popen([sys.executable, "-c", RUN_NOTEBOOK, str(path), str(path.parent),
+    started = {name: subprocess.Popen([sys.executable, "-c", NOTEBOOK, str(path), str(path.parent),
                                        str(tmp_path / f"{name}.executed.ipynb")], env=env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for name, path in notebooks.items()}
