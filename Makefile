@@ -24,6 +24,8 @@ LANGUAGES     ?= en tr
 EXAMPLES      ?=
 # SHARD=K/N: record only the K-th of N parts of the examples (split by their previous run times)
 SHARD         ?=
+# AS_RUN=1: keep the recordings the book shows and add this run to their other runs (a second GPU model)
+AS_RUN        ?=
 # EXECUTE=1: record the examples on this machine before building
 EXECUTE       ?=
 # RECORD_ON_CPU=1: record on a machine without an NVIDIA GPU anyway (a check; do not commit it)
@@ -90,7 +92,7 @@ endif
 # The Python that records: the GPU environment on a GPU machine, else the book's
 RECORD_PYTHON ?= $(if $(HAVE_GPU),$(GPU_VENV)/bin/python,$(BOOK_PYTHON))
 RECORD_SETUP  := $(if $(filter $(GPU_VENV)/bin/python,$(RECORD_PYTHON)),$(GPU_VENV)/.installed,$(if $(filter $(VENV)/bin/python,$(RECORD_PYTHON)),$(VENV_STAMP)))
-RECORD_ARGS    = $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(if $(SHARD),--shard $(SHARD))
+RECORD_ARGS    = $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(if $(SHARD),--shard $(SHARD)) $(if $(AS_RUN),--as-run)
 # What the offline GPU machine uses: its own python3, the wheels installed into .gpu-site/, and the
 # bytecode that gpu-install writes into .gpu-site/pycache/. That python3 writes no bytecode itself
 # (PYTHONDONTWRITEBYTECODE=1), so without it each of the record step's kernels compiled torch's,
@@ -107,7 +109,7 @@ BYTECODE_FOR_mxnet  := mxnet:import helpers, common.plots, common.hybridize, mat
 help:  ## list the targets
 	@echo "Targets:"
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## (.*)/\1\t\2/' | awk -F'\t' '{printf "  %-17s %s\n", $$1, $$2}'
-	@echo "Variables: LANGUAGES='$(strip $(LANGUAGES))' EXAMPLES='$(strip $(EXAMPLES))' SHARD='$(SHARD)' EXECUTE='$(strip $(EXECUTE))' BOOK_PYTHON=$(strip $(BOOK_PYTHON))"
+	@echo "Variables: LANGUAGES='$(strip $(LANGUAGES))' EXAMPLES='$(strip $(EXAMPLES))' SHARD='$(SHARD)' AS_RUN='$(AS_RUN)' EXECUTE='$(strip $(EXECUTE))' BOOK_PYTHON=$(strip $(BOOK_PYTHON))"
 
 # The first set-up says what it installs and shows pip's progress; later builds skip it.
 $(VENV_STAMP): requirements.txt
@@ -188,7 +190,7 @@ debian-tools:  ## install, when missing, Debian's chromium and the fonts of the 
 	  || { echo "The PDF and the browser tests need Debian's $$missing: run 'apt-get install $$missing' as root" >&2; exit 1; }; \
 	fi
 
-record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) through myst-nb on this GPU machine and refresh their recordings
+record: $(RECORD_SETUP)  ## run every example (EXAMPLES=, SHARD=K/N narrow) through myst-nb on this GPU machine and refresh their recordings (AS_RUN=1: keep them, add the run to their other runs)
 	$(RECORD_PYTHON) conf/record.py $(RECORD_ARGS)
 	@echo "The recordings are in examples/recordings/: review and commit them"
 

@@ -46,7 +46,7 @@ extensions = [
     "sphinx_copybutton",  # a copy button on code cells
     "example_cells",  # example cells with recorded outputs, and measured values in the prose
     "execution_times",  # the table of how long each recorded example ran
-    "reproducibility",  # the quoted ratios in this recording and in the run before it
+    "reproducibility",  # the ratios across every kept run of the same code, and a verdict on each
     "language_switch",  # every page links to itself in the other language
     "mathml",  # formulas as MathML, drawn by the browser offline
     "turkish_citations",  # citation styles for the Turkish book

@@ -1,11 +1,16 @@
 """Execute-mode build: run the example scripts through myst-nb once and refresh their recordings.
 
     python conf/record.py [--examples IDENT_OR_GLOB ...] [--shard K/N] [--examples-dir DIR]
+    python conf/record.py --as-run [--examples ...]
     python conf/record.py --check [--examples ...] [--shard K/N]
 
 All of the work happens in a temporary folder. The recordings in ``examples/recordings/`` are replaced
 only after every selected example has run without error, so a failed or interrupted run leaves the
-previous recordings exactly as they were.
+previous recordings exactly as they were. A recording that a run of the same sources replaces joins the
+other runs of those sources (``<name>.runs.json``); one of other sources is dropped with them.
+
+``--as-run`` keeps the recordings the book shows and adds this run to their other runs: on a second GPU
+model, it records what the book compares across machines. It needs a current recording of each example.
 
 ``--shard K/N`` runs the K-th of N parts of the selected examples, split by the run times of their
 previous recordings, so that N machines finish at about the same time. Each part writes only its own
@@ -211,7 +216,43 @@ def summary(examples: list[Example], previous: dict, stamps: dict, step: dict) -
     return "\n".join(lines)
 
 
-def record(examples_dir: Path, examples: list[Example], started: float, shard_text: str) -> list[Example]:
+def write_runs(example: Example, runs: list[dict]) -> None:
+    example.runs.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def kept_runs(example: Example) -> list[dict]:
+    """The example's other runs as kept, without checking them; [] without any."""
+    try:
+        return json.loads(example.runs.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+
+
+def replace(examples: list[Example], staged: list[tuple[Path, Path]], hashes: dict) -> None:
+    """Only now that everything ran, touch the recordings, one rename each. A replaced run of the same
+    sources joins their other runs; one of other sources is not comparable and goes, with them."""
+    replaced = {e: old for e in examples if (old := recorded_stamp(e)) and old.get("source_sha256") == hashes[e]}
+    for source, target in staged:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target.with_suffix(".ipynb.new"))
+    for example, (_, target) in zip(examples, staged):
+        if example in replaced:
+            write_runs(example, [*kept_runs(example), replaced[example]])
+        else:
+            example.runs.unlink(missing_ok=True)
+        os.replace(target.with_suffix(".ipynb.new"), target)
+
+
+def add_run(example: Example, stamp: dict) -> None:
+    """Keep ``stamp`` as another run of the recording's sources; the recording stays."""
+    write_runs(example, [*kept_runs(example), stamp])
+
+
+def record(examples_dir: Path, examples: list[Example], started: float, shard_text: str,
+           as_run: bool = False) -> list[Example]:
+    if as_run:  # a run kept beside a recording must have run that recording's sources
+        for example in examples:
+            load_recording(example)
     hashes = {e: e.source_hash() for e in examples}
     previous = {e: previous_runtime(e) for e in examples}
     with tempfile.TemporaryDirectory(prefix="record-") as tmp:
@@ -235,20 +276,11 @@ def record(examples_dir: Path, examples: list[Example], started: float, shard_te
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             staged.append((target, example.recording))
-        # Everything ran: only now touch the recordings, one rename each. A replaced run of the same
-        # sources is kept as the previous run; one of other sources is not comparable and goes.
-        replaced = {e: old for e in examples
-                    if (old := recorded_stamp(e)) and old.get("source_sha256") == hashes[e]}
-        for source, target in staged:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target.with_suffix(".ipynb.new"))
-        for example, (_, target) in zip(examples, staged):
-            if example in replaced:
-                example.previous.write_text(json.dumps(replaced[example], indent=1, ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
-            else:
-                example.previous.unlink(missing_ok=True)
-            os.replace(target.with_suffix(".ipynb.new"), target)
+        if as_run:
+            for example in examples:
+                add_run(example, stamps[example])
+        else:
+            replace(examples, staged, hashes)
     print(summary(examples, previous, stamps, step))
     return examples
 
@@ -272,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="examples to run, e.g. pytorch/auto_parallelism or 'mxnet/*' (default: all)")
     parser.add_argument("--shard", default="", metavar="K/N",
                         help="run only the K-th of N parts of the examples, split by their previous run times")
+    parser.add_argument("--as-run", action="store_true",
+                        help="keep the recordings and add this run to their other runs (a second GPU model)")
     parser.add_argument("--check", action="store_true",
                         help="run nothing; fail if an example has no recording or changed after it")
     parser.add_argument("--examples-dir", type=Path, default=default_examples_dir(),
@@ -286,12 +320,12 @@ def main(argv: list[str] | None = None) -> int:
             check(examples)
             print(f"{len(examples)} recordings match their examples: {', '.join(e.ident for e in examples)}")
             return 0
-        done = record(examples_dir, examples, started, args.shard)
+        done = record(examples_dir, examples, started, args.shard, args.as_run)
     except RecordingError as err:
         print(f"record: error: {err}", file=sys.stderr)
         return 1
     for example in done:
-        print(f"recorded {example.ident} -> {example.recording}")
+        print(f"recorded {example.ident} -> {example.runs if args.as_run else example.recording}")
     return 0
 
 

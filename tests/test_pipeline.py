@@ -89,8 +89,9 @@ def recorded(recorded_once: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(recorded_once, tmp_path / "recorded"))
 
 
-def record(project: Path, *patterns: str) -> subprocess.CompletedProcess:
+def record(project: Path, *patterns: str, as_run: bool = False) -> subprocess.CompletedProcess:
     args = [sys.executable, str(ROOT / "conf" / "record.py"), "--examples-dir", str(project / "examples")]
+    args += ["--as-run"] if as_run else []
     if patterns:
         args += ["--examples", *patterns]
     return subprocess.run(args, capture_output=True, text=True, timeout=300)
@@ -150,12 +151,15 @@ def test_stale_recording_fails_the_build_and_names_the_fix(recorded: Path):
     assert built.returncode != 0
     assert "mxnet/tiny is stale" in built.stderr
     assert "make record EXAMPLES=mxnet/tiny" in built.stderr
-    # A run of the changed code drops the previous run: it ran other code, so it is not comparable.
-    previous = recorded / "examples/recordings/mxnet/tiny.previous.json"
-    previous.write_text(json.dumps(json.loads((recorded / "examples/recordings/mxnet/tiny.ipynb").read_text())
-                                   ["metadata"]["recording"]))
+    # A run kept beside the recording must have run its sources; a recording of the changed code drops
+    # the kept runs: they ran other code, so they are not comparable.
+    refused = record(recorded, "mxnet/*", as_run=True)
+    assert refused.returncode != 0 and "mxnet/tiny is stale" in refused.stderr
+    runs = recorded / "examples/recordings/mxnet/tiny.runs.json"
+    runs.write_text(json.dumps([json.loads((recorded / "examples/recordings/mxnet/tiny.ipynb").read_text())
+                                ["metadata"]["recording"]]))
     assert record(recorded, "mxnet/*").returncode == 0
-    assert not previous.exists()
+    assert not runs.exists()
     assert "pytorch/tiny" not in built.stderr
 
 
@@ -241,10 +245,18 @@ def test_record_prints_progress_a_summary_and_stamps_the_step(recorded: Path):
         assert set(cells) == {"cell 0", "setup"} and 0 < cells["setup"] < after[framework]["runtime_s"]
     slowest = re.search(r"^slowest cells: (.*)$", again.stdout, re.M)
     assert slowest and f"pytorch/tiny [setup] {after['pytorch']['cell_runtime_s']['setup']:.1f} s" in slowest[1]
-    # The second run of the same code keeps the first one's stamp, for the reproducibility table.
+    # The second run of the same code keeps the first one's stamp, for the reproducibility table; a run
+    # kept as a run only (a second GPU model) joins them and leaves the recording the book shows.
     for framework in ("pytorch", "mxnet"):
-        kept = recorded / f"examples/recordings/{framework}/tiny.previous.json"
-        assert json.loads(kept.read_text()) == before[framework]
+        kept = recorded / f"examples/recordings/{framework}/tiny.runs.json"
+        assert json.loads(kept.read_text()) == [before[framework]]
+    shown = recordings(recorded)
+    extra = record(recorded, "mxnet/*", as_run=True)
+    assert extra.returncode == 0, extra.stderr
+    runs = json.loads((recorded / "examples/recordings/mxnet/tiny.runs.json").read_text())
+    assert runs[0] == before["mxnet"] and runs[1]["recorded_at"] >= after["mxnet"]["recorded_at"]
+    assert {k: v for k, v in recordings(recorded).items() if "runs" not in k} == \
+        {k: v for k, v in shown.items() if "runs" not in k}, "the recordings the book shows changed"
 
 
 def test_execution_times_page_shows_the_record_step_in_both_languages(project: Path):

@@ -1,9 +1,10 @@
-"""Two runs of the same code: the tables of ratios in both, and the prose that quotes them.
+"""Every kept run of the same code: the tables of ratios across them, and the prose that quotes them.
 
 The measuring page's table holds exactly the ratios that the chapter's pages quote; the page Execution
-Times holds every ratio the recordings publish. A ratio that moves more than ±3 % between the previous run
-and this recording is noisy. The tables say so, and every paragraph of a lesson page that quotes it must
-say so too. Reads the built books (``make test`` builds them first).
+Times holds every ratio the recordings publish. Each row's verdict comes from the kept runs
+(conf/ext/stability.py): stable only with three runs on two GPU models within 3 %; noisy when two runs
+differ by more; host-bound when conf.py names it so. No page quotes a noisy or host-bound ratio as a
+number. Reads the built books (``make test`` builds them first).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from recordings import Example, load_previous, load_recording
+from recordings import Example, load_recording, load_runs
+from stability import HOST_BOUND, HOST_BOUND_RATIOS, NOISY, RATIO, STABLE, TOO_FEW, Runs, ratio_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 CHAPTER = "chapter_computational-performance"
 LANGUAGES = ("en", "tr")
-NOISY_WORD = {"en": "noisy", "tr": "gürültülü"}
-# A glued value that is a ratio: overlaps, efficiencies, fractions of a limit, speed-ups and slowdowns.
-RATIO = re.compile(r"^(?!t_)(\w+_)?overlap(_\w+)?$|(_eff|_frac)$|_eff_|^speedup|^slowdown")
+VERDICT_WORDS = {"en": {STABLE: "stable", NOISY: "noisy", HOST_BOUND: "host-bound", TOO_FEW: "too few runs"},
+                 "tr": {STABLE: "kararlı", NOISY: "gürültülü", HOST_BOUND: "ana makineye bağlı",
+                        TOO_FEW: "çalıştırma az"}}
 ROLE = re.compile(r":measured:`(\w+/\w+)::(\w+)[^`]*`")
 # The pages with a table of ratios: the quoted ones, and all of them.
 TABLES = {"quoted": f"{CHAPTER}/measuring", "all": "execution-times"}
@@ -55,32 +57,23 @@ def published_ratios() -> set[str]:
     return found
 
 
-def two_runs(ident_key: str) -> tuple[float | None, float]:
+def kept_runs(ident_key: str) -> Runs:
     ident, key = ident_key.split("::")
-    recording = load_recording(Example.parse(ROOT / "examples", ident))
-    previous = load_previous(recording)
-    current = ast.literal_eval(recording.value(key))
-    return (ast.literal_eval(previous["glue"][key]) if previous else None), current
+    return ratio_runs(load_recording(Example.parse(ROOT / "examples", ident)), key)
 
 
-def two_runs_at(ident_key: str) -> tuple[str, str] | None:
-    """When the previous run and this recording of the value's example were made, to the minute (UTC)."""
-    recording = load_recording(Example.parse(ROOT / "examples", ident_key.split("::")[0]))
-    previous = load_previous(recording)
-    if previous is None:
-        return None
-    return tuple(at[:16].replace("T", " ") for at in (previous["recorded_at"], recording.stamp["recorded_at"]))
+def verdict(ident_key: str) -> str:
+    return kept_runs(ident_key).verdict(ident_key in HOST_BOUND_RATIOS)
 
 
-def noisy(previous: float | None, current: float) -> bool:
-    return previous is not None and abs(current / previous - 1) > 0.03
-
-
-def noisy_quotes(pages: dict[str, str], is_noisy) -> list[str]:
-    """Each paragraph (blank-line separated) of the rst sources that quotes a noisy ratio as a number."""
-    return [f"{name}: {ident}::{key} is noisy, but this paragraph quotes it as a number:\n{paragraph.strip()[:300]}"
+def unquotable(pages: dict[str, str], verdict_of) -> list[str]:
+    """Each paragraph (blank-line separated) of the rst sources that quotes as a number a ratio whose
+    verdict is noisy or host-bound."""
+    return [f"{name}: {ident}::{key} is {found}, but this paragraph quotes it as a number:\n{paragraph.strip()[:300]}"
             for name, source in pages.items() for paragraph in re.split(r"\n\s*\n", source)
-            for ident, key in ROLE.findall(paragraph) if RATIO.search(key) and is_noisy(f"{ident}::{key}")]
+            for ident, key in ROLE.findall(paragraph)
+            if (RATIO.search(key) or f"{ident}::{key}" in HOST_BOUND_RATIOS)
+            and (found := verdict_of(f"{ident}::{key}")) in (NOISY, HOST_BOUND)]
 
 
 def table_problems(quoted: set[str], listed: list[str]) -> list[str]:
@@ -125,7 +118,10 @@ def test_the_table_checks_notice_a_row_too_many_a_ratio_left_out_and_a_list():
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("table", TABLES)
-def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: str, table: str):
+def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
+    """Each row: the label, how many runs hold the ratio, their lowest and highest value, this recording's,
+    and the verdict those runs give (with the spread when noisy). Under the table, each run once: when,
+    and on which GPU."""
     page = BeautifulSoup((HTML / lang / f"{TABLES[table]}.html").read_text(encoding="utf-8"), "html.parser")
     rows = [[td.get_text(strip=True) for td in tr.select("td")]
             for tr in page.select("table.reproducibility tbody tr")]
@@ -135,60 +131,62 @@ def test_table_shows_both_runs_and_marks_what_moved_more_than_3_percent(lang: st
         text = f"{value:.2f}"
         return text.replace(".", ",") if lang == "tr" else text
 
+    stamps = []
     for (label, value), row in zip(table_rows(lang, table), rows):
-        previous, current = two_runs(value)
-        assert row[0] == label.replace("'", "\N{RIGHT SINGLE QUOTATION MARK}") and row[2] == shown(current), (row, value)  # smart quotes: ’
-        if previous is None:
-            assert row[1] == "—" and row[3] == {"en": "no earlier run of this code",
-                                                "tr": "bu kodun önceki çalıştırması yok"}[lang]
-            continue
-        assert row[1] == shown(previous), (row, value)
-        percent = f"{abs(current / previous - 1) * 100:.1f}"
-        shown_percent = f"%{percent.replace('.', ',')}" if lang == "tr" else f"{percent}\N{NO-BREAK SPACE}%"
-        assert shown_percent in row[3], (row, value)
-        assert (NOISY_WORD[lang] in row[3]) == noisy(previous, current), (row, value, previous, current)
-    # Under the table, each pair of runs once: the times of both runs, to the minute.
-    pairs = {(two_runs_at(value)) for _, value in table_rows(lang, table)} - {None}
+        runs = kept_runs(value)
+        stamps += runs.stamps
+        assert row[0] == label.replace("'", "\N{RIGHT SINGLE QUOTATION MARK}"), (row, value)  # smart quotes: ’
+        assert row[1] == str(len(runs.values)) and row[3] == shown(runs.values[-1]), (row, value)
+        span = "—" if len(runs.values) == 1 else f"{shown(min(runs.values))}–{shown(max(runs.values))}"
+        assert row[2] == span, (row, value)
+        assert row[4].startswith(VERDICT_WORDS[lang][verdict(value)]), (row, value, runs.values)
     note = page.select_one("p.reproducibility-runs").get_text()
-    sentences = [s for s in note.split("(UTC).") if s.strip()]
-    assert len(sentences) == len(pairs), note
-    assert all(before in note and now in note for before, now in pairs), (note, pairs)
+    for stamp in stamps:
+        when = stamp["recorded_at"][:16].replace("T", " ")
+        assert f"{when}, {stamp['machine']['gpus'][0]}" in note, (note, when)
+
+
+def test_verdicts_need_three_runs_on_two_gpu_models_and_agreement_within_3_percent():
+    """The rule the measuring page states, on made-up runs: each way to miss "stable" is caught."""
+    h100, h200 = ({"machine": {"gpus": [gpu]}} for gpu in ("NVIDIA H100 80GB HBM3", "NVIDIA H200"))
+    assert Runs([0.90, 0.91, 0.90], [h100, h100, h200]).verdict() == STABLE
+    assert Runs([0.90, 0.91], [h100, h200]).verdict() == TOO_FEW
+    assert Runs([0.90, 0.91, 0.90], [h100, h100, h100]).verdict() == TOO_FEW
+    assert Runs([0.90, 0.95, 0.90], [h100, h100, h200]).verdict() == NOISY
+    assert Runs([0.90, 0.95], [h100, h100]).verdict() == NOISY
+    assert Runs([0.01, -0.01, 0.01], [h100, h100, h200]).verdict() == NOISY
+    assert Runs([0.90, 0.91, 0.90], [h100, h100, h200]).verdict(host_bound=True) == HOST_BOUND
+
+
+def test_every_host_bound_ratio_is_in_the_full_table_with_a_reason():
+    listed = [value for _, value in table_rows("en", "all")]
+    assert HOST_BOUND_RATIOS and all(key in listed and reason for key, reason in HOST_BOUND_RATIOS.items())
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_no_page_quotes_a_noisy_ratio_as_a_number(lang: str):
-    """A ratio that moved more than 3 % between the two runs is never quoted as a number (the measuring page
-    says so): the pages say only what both runs agree on."""
+def test_no_page_quotes_a_noisy_or_host_bound_ratio_as_a_number(lang: str):
+    """A ratio that two kept runs disagree on by more than 3 %, or that the host sets, is never quoted as a
+    number (the measuring page says so): the pages say only what every run agrees on."""
     pages = {page.name: page.read_text(encoding="utf-8") for page in (ROOT / "docs" / lang / CHAPTER).glob("*.rst")}
-    problems = noisy_quotes(pages, lambda value: noisy(*two_runs(value)))
+    problems = unquotable(pages, verdict)
     assert not problems, f"{lang}:\n" + "\n\n".join(problems)
 
 
-def test_the_noisy_check_notices_a_paragraph_that_quotes_a_noisy_ratio():
+def test_the_quote_check_notices_a_paragraph_that_quotes_a_noisy_or_host_bound_ratio():
     source = ("Reading once was :measured:`pytorch/a::speedup:.2f` times as fast.\n\n"
               "Two streams reached :measured:`pytorch/b::small_overlap_streams:.2f`, a noisy figure.\n\n"
               "It took :measured:`pytorch/a::t_once:.2f s`.\n")
-    found = noisy_quotes({"page.rst": source}, lambda value: value != "pytorch/a::other")
-    assert [line.split(" is noisy")[0] for line in found] == ["page.rst: pytorch/a::speedup",
-                                                              "page.rst: pytorch/b::small_overlap_streams"]
-    assert noisy_quotes({"page.rst": source}, lambda value: False) == []
-    assert noisy(1.00, 1.04) and not noisy(1.00, 0.98) and not noisy(None, 1.0)
+    verdicts = {"pytorch/a::speedup": HOST_BOUND, "pytorch/b::small_overlap_streams": NOISY}
+    found = unquotable({"page.rst": source}, lambda value: verdicts.get(value, STABLE))
+    assert [line.split(" is ")[0] for line in found] == ["page.rst: pytorch/a::speedup",
+                                                         "page.rst: pytorch/b::small_overlap_streams"]
+    assert unquotable({"page.rst": source}, lambda value: TOO_FEW) == []
 
 
-def test_previous_runs_are_stamps_of_the_same_code():
-    """Each kept previous run is a stamp of the recording's own sources, recorded before it."""
-    for path in sorted((ROOT / "examples" / "recordings").glob("*/*.previous.json")):
-        framework, name = path.parent.name, path.name.removesuffix(".previous.json")
+def test_kept_runs_are_stamps_of_the_same_code():
+    """Each kept run is a stamp of the recording's own sources; a run of other sources fails to load."""
+    for path in sorted((ROOT / "examples" / "recordings").glob("*/*.runs.json")):
+        framework, name = path.parent.name, path.name.removesuffix(".runs.json")
         recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}"))
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        assert load_previous(recording) == previous, f"{path.name} was made from other sources"
-        assert previous["recorded_at"] < recording.stamp["recorded_at"]
-
-
-def test_one_record_step_is_one_pair_of_runs_even_when_its_examples_end_seconds_apart():
-    """Two examples of the same pair of record steps, stamped seconds apart, make one sentence under the table."""
-    from reproducibility import run_pair
-    first = run_pair({"recorded_at": "2026-12-03T13:22:18+00:00"}, {"recorded_at": "2026-12-03T13:24:16+00:00"})
-    second = run_pair({"recorded_at": "2026-12-03T13:22:19+00:00"}, {"recorded_at": "2026-12-03T13:24:17+00:00"})
-    assert first == second == ("2026-12-03 13:22", "2026-12-03 13:24")
-    assert run_pair({"recorded_at": "2026-12-03T13:36:04+00:00"}, {"recorded_at": "2026-12-03T13:36:44+00:00"}) != first
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        assert load_runs(recording) == sorted(kept, key=lambda run: run["recorded_at"]) and kept

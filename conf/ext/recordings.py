@@ -5,9 +5,11 @@ that myst-nb executed in the last execute-mode build, kept in ``examples/recordi
 with a stamp in ``metadata["recording"]``: the machine, the library versions, the date, the run time,
 the values the script glued, and a hash of every source file the run depended on.
 
-When a run replaces a recording of the same sources, the replaced run's stamp is kept beside it as
-``<name>.previous.json``: two runs of the same code, from which the book shows how much its figures
-move from run to run.
+Every other run of the same sources is kept beside it, as a list of stamps in ``<name>.runs.json``,
+oldest first: a run that a new recording replaces, and a run recorded to be kept as a run only (on a
+second GPU model, ``make record AS_RUN=1``). From them the book shows how much its figures move from run
+to run and from machine to machine. A run of other sources is not comparable: a new recording of changed
+sources drops the list.
 """
 
 from __future__ import annotations
@@ -72,9 +74,9 @@ class Example:
         return [self.script, *helpers, *common]
 
     @property
-    def previous(self) -> Path:
-        """The stamp of the run before the recording, if it ran the same sources."""
-        return self.recording.with_suffix(".previous.json")
+    def runs(self) -> Path:
+        """The stamps of the other runs of the recording's sources, oldest first."""
+        return self.recording.with_suffix(".runs.json")
 
     def source_hash(self) -> str:
         digest = hashlib.sha256()
@@ -144,12 +146,20 @@ def load_recording(example: Example) -> Recording:
     return Recording(example, notebook)
 
 
-def load_previous(recording: Recording) -> dict | None:
-    """The stamp of the run before ``recording``, or None when there is none of the same sources."""
+def load_runs(recording: Recording) -> list[dict]:
+    """The stamps of the other kept runs of the recording's sources, oldest first ([] without any). A
+    kept run of other sources is an error: it would be compared with code it did not run."""
+    path = recording.example.runs
     try:
-        stamp = json.loads(recording.example.previous.read_text(encoding="utf-8"))
+        runs = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return None
+        return []
     except ValueError as err:
-        raise RecordingError(f"{recording.example.previous} is not a stamp ({err!r})") from err
-    return stamp if stamp.get("source_sha256") == recording.stamp["source_sha256"] else None
+        raise RecordingError(f"{path} is not a list of stamps ({err!r})") from err
+    if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
+        raise RecordingError(f"{path} is not a list of stamps")
+    for run in runs:
+        if run.get("source_sha256") != recording.stamp["source_sha256"]:
+            raise RecordingError(f"{path} keeps a run of other sources ({run.get('recorded_at')}); "
+                                 f"record {recording.example.ident} again, or delete it")
+    return sorted(runs, key=lambda run: run["recorded_at"])

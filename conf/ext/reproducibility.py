@@ -1,19 +1,18 @@
-"""A table of the ratios the book quotes, in this recording and in the run before it.
+"""A table of ratios across every kept run of the code that the book shows.
 
     .. reproducibility::
 
-       GPU and CPU jobs: parallel efficiency | pytorch/auto_parallelism::parallel_eff
+       GPU and CPU jobs: overlap | pytorch/auto_parallelism::overlap_devices
        Reading once: speed-up | pytorch/async_computation::speedup_read_once
 
-Each line is a label, in the page's language, and a glued value. The previous run is the stamp that
-``conf/record.py`` keeps when a run replaces a recording of the same sources. The last column gives the
-change from that run; beyond ±3 % it says that the figure is noisy, and the prose may then draw no
-conclusion finer than that change. Without a previous run of the same sources, the row says so.
+Each line is a label, in the page's language, and a glued value. The runs are the recording and the other
+runs of its sources that ``conf/record.py`` keeps (``<name>.runs.json``). Each row gives how many runs
+hold the ratio, its lowest and highest value, this recording's, and a verdict (``stability.py``): stable,
+noisy, host-bound (``HOST_BOUND_RATIOS``), or too few runs to tell. A note under the
+table names each run once: when it was recorded, and on which GPU.
 """
 
 from __future__ import annotations
-
-import ast
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -22,27 +21,19 @@ from sphinx.util.docutils import SphinxDirective
 
 from example_cells import local_number, recording_for
 from execution_times import text_table
-from recordings import RecordingError, load_previous
-
-# A ratio that moves more than this between two runs of the same code is noisy.
-NOISY_ABOVE = 0.03
-
-
-def relative_change(previous: float, current: float) -> float:
-    return current / previous - 1
-
-
-def is_noisy(previous: float, current: float) -> bool:
-    return abs(relative_change(previous, current)) > NOISY_ABOVE
+from recordings import RecordingError
+from stability import HOST_BOUND, HOST_BOUND_RATIOS, NOISY, STABLE, TOO_FEW, gpu_model, ratio_runs, \
+    relative_spread
 
 
 class Reproducibility(SphinxDirective):
-    """One row per quoted ratio: the previous run, this recording, and the change."""
+    """One row per ratio: its runs, their range, this recording, and the verdict."""
 
     has_content = True
 
     def run(self) -> list[nodes.Node]:
-        headers = [_("Ratio"), _("Previous run"), _("This recording"), _("Change")]
+        verdicts = {STABLE: _("stable"), NOISY: _("noisy"), HOST_BOUND: _("host-bound"), TOO_FEW: _("too few runs")}
+        headers = [_("Ratio"), _("Runs"), _("Lowest–highest"), _("This recording"), _("Verdict")]
         rows, runs = [], set()
         for line in self.content:
             label, bar, value = line.rpartition("|")
@@ -52,48 +43,42 @@ class Reproducibility(SphinxDirective):
             framework, _slash, name = ident.partition("/")
             try:
                 recording = recording_for(self.env, framework, name)
-                previous = load_previous(recording)
-                current = ast.literal_eval(recording.value(key))
+                kept = ratio_runs(recording, key)
             except (RecordingError, ValueError, SyntaxError) as err:
                 raise self.error(f"{value.strip()}: {err}") from err
-            self.env.note_dependency(str(recording.example.previous))
-            if previous is None:
-                cells = [label.strip(), "—", self.number(current), _("no earlier run of this code")]
-            else:
-                before = ast.literal_eval(previous["glue"][key])
-                change = self.percent(relative_change(before, current))
-                if is_noisy(before, current):
-                    change += " " + _("(noisy)")
-                cells = [label.strip(), self.number(before), self.number(current), change]
-                runs.add(run_pair(previous, recording.stamp))
-            rows.append(cells)
-        table = text_table("reproducibility", headers, (10, 3, 3, 4), rows)
+            self.env.note_dependency(str(recording.example.runs))
+            if not kept.values:
+                raise self.error(f"{value.strip()}: no run measured it (None); leave it out of the table")
+            verdict = kept.verdict(f"{ident}::{key}" in HOST_BOUND_RATIOS)
+            shown = verdicts[verdict]
+            if verdict == NOISY:
+                shown += f" ({self.percent(relative_spread(kept.values))})"
+            low, high = min(kept.values), max(kept.values)
+            span = "—" if len(kept.values) == 1 else f"{self.number(low)}–{self.number(high)}"
+            current = kept.values[-1] if kept.stamps[-1] is recording.stamp else None
+            rows.append([label.strip(), str(len(kept.values)), span, self.number(current), shown])
+            runs |= {(self.when(stamp["recorded_at"]), gpu_model(stamp)) for stamp in kept.stamps}
+        table = text_table("reproducibility", headers, (9, 2, 4, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
-        for before, now in sorted(runs):
-            note += nodes.Text(_("Previous run recorded %(before)s; this recording %(now)s (UTC). ")
-                               % {"before": before, "now": now})
-        return [table, note] if runs else [table]
+        note += nodes.Text(_("Runs (UTC): %s.") % "; ".join(f"{at}, {gpu}" for at, gpu in sorted(runs)))
+        return [table, note]
 
     def number(self, value) -> str:
-        """The value with 2 decimals; "n/a" for a figure the run did not produce (a GPU figure in a
-        check recording made without a GPU)."""
+        """The value with 2 decimals; "n/a" for a figure the run did not produce."""
         return "n/a" if value is None else local_number(f"{value:.2f}", self.env.config.language)
 
+    @staticmethod
+    def when(recorded_at: str) -> str:
+        """A run's time to the minute, as the stamps write dates in both books: ``2026-12-06 20:42``.
+        The examples of one record step share its time (conf/record.py)."""
+        return recorded_at[:16].replace("T", " ")
+
     def percent(self, change: float) -> str:
-        """``+2.4 %`` in English; ``+%2,4`` in Turkish, whose percent sign comes first. A real minus sign,
-        and no sign for a change that rounds to zero."""
-        digits = f"{abs(change) * 100:.1f}"
-        sign = "" if digits == "0.0" else "+" if change > 0 else "\N{MINUS SIGN}"
+        """``8.6 %`` in English; ``%8,6`` in Turkish, whose percent sign comes first."""
+        digits = f"{change * 100:.1f}" if change != float("inf") else "∞"
         if self.env.config.language == "tr":
-            return f"{sign}%{local_number(digits, 'tr')}"
-        return f"{sign}{digits}\N{NO-BREAK SPACE}%"
-
-
-def run_pair(previous: dict, current: dict) -> tuple[str, str]:
-    """When two runs were recorded, to the minute (UTC), so that the note under the table names each
-    pair of record steps once. The examples of one step share its time (conf/record.py); recordings
-    made before that were stamped seconds apart."""
-    return tuple(stamp["recorded_at"][:16].replace("T", " ") for stamp in (previous, current))
+            return f"%{local_number(digits, 'tr')}"
+        return f"{digits}\N{NO-BREAK SPACE}%"
 
 
 def setup(app: Sphinx) -> dict:
