@@ -92,7 +92,7 @@ endif
 # The Python that records: the GPU environment on a GPU machine, else the book's
 RECORD_PYTHON ?= $(if $(HAVE_GPU),$(GPU_VENV)/bin/python,$(BOOK_PYTHON))
 RECORD_SETUP  := $(if $(filter $(GPU_VENV)/bin/python,$(RECORD_PYTHON)),$(GPU_VENV)/.installed,$(if $(filter $(VENV)/bin/python,$(RECORD_PYTHON)),$(VENV_STAMP)))
-RECORD_ARGS    = $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(if $(SHARD),--shard $(SHARD)) $(if $(AS_RUN),--as-run)
+RECORD_ARGS    = $(strip $(if $(EXAMPLES),--examples $(foreach e,$(EXAMPLES),'$(e)')) $(if $(SHARD),--shard $(SHARD)) $(if $(AS_RUN),--as-run))
 # What the offline GPU machine uses: its own python3, the wheels installed into .gpu-site/, and the
 # bytecode that gpu-install writes into .gpu-site/pycache/. That python3 writes no bytecode itself
 # (PYTHONDONTWRITEBYTECODE=1), so without it each of the record step's kernels compiled torch's,

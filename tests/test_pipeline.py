@@ -487,6 +487,8 @@ def test_recording_on_the_cpu_when_asked_uses_the_book_environment(tmp_path: Pat
     assert result.returncode == 0, result.stderr
     assert ".venv/bin/python conf/record.py --examples 'mxnet/*' --shard 2/3" in result.stdout.splitlines()
     assert ".venv-gpu" not in result.stdout
+    kept = make_n(fake_nvidia_smi(tmp_path, gpu=False), "record", "RECORD_ON_CPU=1", "AS_RUN=1")
+    assert ".venv/bin/python conf/record.py --as-run" in kept.stdout.splitlines(), kept.stdout
 
 
 @pytest.mark.parametrize("goal", ["html", "test", "check-recordings"])
