@@ -150,7 +150,7 @@ def test_zip_names_what_to_install(downloads):
         if framework == "pytorch":
             install_line(readme, CPU_REQUIREMENTS)
         assert f"python {name}.py --help" in readme and f"python {name}.py\n" in readme, readme
-        assert f"{name}.ipynb" in readme, readme
+        assert f"{name}.ipynb" in readme and "EXAMPLE_ARGS=" in readme, readme  # the notebook's options
 
 
 def test_the_pytorch_cpu_file_cannot_resolve_to_the_cuda_build(downloads):

@@ -188,6 +188,8 @@ def readme(example: Example, book: str, pythons: list[str], recorded: dict, lang
         _("%(notebook)s, beside the script and its helpers, is the run recorded in the book, as a notebook: "
           "open it in Jupyter from this folder (Jupyter is not in requirements.txt), where it finds the "
           "helpers. On its own, without this folder, it stops at its first cell.") % {"notebook": notebook},
+        _("In the notebook, the script's options (those of --help) come from the environment variable "
+          "EXAMPLE_ARGS: start Jupyter with, for example, EXAMPLE_ARGS='--repeats 10' jupyter lab."),
         _("The script prints in English; with --figures DIR it saves each figure in English and in "
           "Turkish (NAME.en.png, NAME.tr.png)."),
         *([_("The code of the script, its helpers and the notebook is English, as are its docstrings that "
