@@ -7,12 +7,17 @@ into --out; the HTML book built after it copies it beside itself and links it (e
 the outline (the bookmarks) from the headings, tags the PDF, embeds the fonts, and turns the page's
 cross-references into links. The table of contents gets its page numbers in two printings: the first
 tells on which page every link target lies (the PDF's named destinations), the second shows them.
+
+A book whose files (the page, its images, styles and fonts) and this printer are those of the last
+printing is not printed again: ``--out`` keeps a hash of them beside the PDFs (``.printed.json``).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -28,6 +33,10 @@ NUMBER_THE_CONTENTS = """pages => {
 }"""
 CONTENTS_LINKS = """() => [...document.querySelectorAll(".pdf-contents a[href^='#']")].map(
   link => [decodeURIComponent(link.hash.slice(1)), link.dataset.page])"""
+
+
+# Where --out keeps, for each printed page, the hash of what it was printed from and the PDF's name.
+PRINTED = ".printed.json"
 
 
 class PrintError(Exception):
@@ -73,6 +82,15 @@ def print_book(browser, page_file: Path) -> tuple[str, bytes]:
     return name, pdf
 
 
+def source_digest(page_file: Path) -> str:
+    """A hash of this printer and of every file of the page's folder: the same hash prints the same PDF."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    folder = page_file.parent
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pages", nargs="+", type=Path, help="the pdfhtml builder's index.html of each book")
@@ -86,6 +104,18 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     args.out.mkdir(parents=True, exist_ok=True)
+    stamp_file = args.out / PRINTED
+    printed = json.loads(stamp_file.read_text(encoding="utf-8")) if stamp_file.is_file() else {}
+    digests = {page_file: source_digest(page_file) for page_file in args.pages}
+    pending = []
+    for page_file in args.pages:
+        last = printed.get(str(page_file.resolve()), {})
+        if last.get("sha256") == digests[page_file] and (args.out / last.get("pdf", "")).is_file():
+            print(f"{args.out / last['pdf']}: up to date")
+        else:
+            pending.append(page_file)
+    if not pending:
+        return 0
     with sync_playwright() as playwright:
         try:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -94,10 +124,12 @@ def main(argv: list[str] | None = None) -> int:
                   "'apt-get install --reinstall chromium'", file=sys.stderr)
             return 1
         try:
-            for page_file in args.pages:
+            for page_file in pending:
                 name, pdf = print_book(browser, page_file)
                 target = args.out / name
                 target.write_bytes(pdf)
+                printed[str(page_file.resolve())] = {"sha256": digests[page_file], "pdf": name}
+                stamp_file.write_text(json.dumps(printed, indent=1) + "\n", encoding="utf-8")
                 print(f"{target}: {len(pdf) // 1024} KiB")
         except PrintError as err:
             print(err, file=sys.stderr)

@@ -8,6 +8,7 @@ its examples' tabs, its figures and its cross-references. Each PDF is read once 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -524,3 +525,28 @@ def test_the_printer_stops_with_one_line_on_a_page_it_cannot_print(tmp_path: Pat
                              str(page)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and result.stderr == f"{page} {error}\n", result.stderr
     assert not list((tmp_path / "pdf").iterdir())
+
+
+def test_the_printer_skips_a_book_whose_files_it_printed_last_time(tmp_path: Path):
+    """A book whose files hash as at its last printing is not printed again (`make test` runs `make pdf`
+    each time); a changed file prints it again. The page names no PDF, so a printing fails at once."""
+    sys.path.insert(0, str(ROOT / "conf"))
+    from print_pdf import PRINTED, source_digest
+
+    page = tmp_path / "book" / "index.html"
+    page.parent.mkdir()
+    page.write_text("<!DOCTYPE html><html lang=en><head></head><body><p>Text</p></body></html>")
+    out = tmp_path / "pdf"
+    out.mkdir()
+    (out / "book.pdf").write_bytes(b"%PDF-1.7")
+    (out / PRINTED).write_text(json.dumps({str(page.resolve()): {"sha256": source_digest(page), "pdf": "book.pdf"}}))
+
+    def run():
+        return subprocess.run([sys.executable, str(ROOT / "conf" / "print_pdf.py"), "--out", str(out), str(page)],
+                              capture_output=True, text=True, timeout=120)
+
+    skipped = run()
+    assert skipped.returncode == 0 and skipped.stdout == f"{out / 'book.pdf'}: up to date\n", skipped
+    (page.parent / "style.css").write_text("p { color: black }")
+    printed = run()
+    assert printed.returncode == 1 and "does not name its PDF" in printed.stderr, printed
