@@ -3,6 +3,7 @@ executed notebook (``make test`` builds ``_build/html`` first)."""
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import os
@@ -20,7 +21,7 @@ from bs4 import BeautifulSoup
 from packaging.version import Version
 
 from code_comments import translate, translate_notebook
-from downloads import CPU_REQUIREMENTS, TORCH_CPU_INDEX, VENV_PYTHON
+from downloads import BOOK_FIGURES, CPU_REQUIREMENTS, TORCH_CPU_INDEX, VENV_PYTHON
 from example_runs import NOTEBOOK
 from pip_resolution import (
     CUDA_PACKAGE,
@@ -151,6 +152,27 @@ def test_zip_names_what_to_install(downloads):
             install_line(readme, CPU_REQUIREMENTS)
         assert f"python {name}.py --help" in readme and f"python {name}.py\n" in readme, readme
         assert f"{name}.ipynb" in readme and "EXAMPLE_ARGS=" in readme, readme  # the notebook's options
+
+
+def test_each_zip_carries_the_books_figures_with_their_run_and_units(downloads):
+    """book-figures.json holds every figure the recording glued, as values, under the names that --json
+    prints (the example's keys), with the units --json gives and the recording's machine, versions and
+    date; the README names it."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from common import keys
+
+    lang, downloads = downloads
+    for (framework, name), files in downloads.items():
+        with zipfile.ZipFile(next(p for p in files if p.suffix == ".zip")) as opened:
+            figures = json.loads(opened.read(BOOK_FIGURES))
+            readme = " ".join(opened.read("README.txt").decode().split())
+        stamp = load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}")).stamp
+        assert figures["values"] == {key: ast.literal_eval(text) for key, text in stamp["glue"].items()}, name
+        assert set(figures["values"]) >= set(keys.published(getattr(keys, name.upper()))), name
+        assert figures["units"] == {key: keys.unit(key) for key in figures["values"] if keys.unit(key)}, name
+        assert [figures[k] for k in ("example", "recorded_at", "machine", "versions")] == \
+            [f"{framework}/{name}", stamp["recorded_at"], stamp["machine"], stamp["versions"]], name
+        assert BOOK_FIGURES in readme and "--json" in readme, (lang, readme)
 
 
 def test_the_pytorch_cpu_file_cannot_resolve_to_the_cuda_build(downloads):

@@ -15,11 +15,16 @@ catalog translates (``code_comments.py``), as its pages show them; the code itse
 
 The notebook, in the zip and offered alone beside it, starts with a cell that stops it with one line
 naming the zip where it finds no helpers beside it: downloaded alone, it cannot run.
+
+The zip's book-figures.json holds the figures that the book shows for the example, under the names and
+units that the script's ``--json`` prints, with the run that measured them (machine, versions, date,
+options): a reader sets them beside a run of their own.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import io
 import json
 import sys
@@ -47,6 +52,8 @@ CPU_REQUIREMENTS = "requirements-cpu.txt"
 VENV_PYTHON = "python3.12"
 README_WIDTH = 88
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # a fixed date: the same sources give the same archive
+# The zip's file of the book's figures and the run that measured them.
+BOOK_FIGURES = "book-figures.json"
 
 
 class DownloadError(Exception):
@@ -76,12 +83,33 @@ def download_files(env, recording) -> tuple[Path, Path]:
             files[CPU_REQUIREMENTS] = cpu_requirements(pins["torch"]).encode()
         files["README.txt"] = readme(example, config.project, config.download_pythons, recording.stamp["versions"],
                                      config.language).encode()
+        files[BOOK_FIGURES] = book_figures(recording)
         files[f"{example.name}.ipynb"] = notebook_bytes(recording.notebook, config.language, f"{stem}.zip",
                                                         f"{example.name}.ipynb")
         write_zip(archive, files)
         write_if_changed(notebook, files[f"{example.name}.ipynb"])
         made.add(stem)
     return archive, notebook
+
+
+def example_keys(examples_dir: Path):
+    """The examples' own module of figure names and units (examples/common/keys.py), loaded by its path."""
+    spec = importlib.util.spec_from_file_location("example_keys", examples_dir / "common" / "keys.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def book_figures(recording) -> bytes:
+    """The figures the book shows for the example (every glued value), with their units and the run that
+    measured them, as JSON: the names and units are those that the script's ``--json`` prints."""
+    stamp = recording.stamp
+    unit = example_keys(recording.example.examples_dir).unit
+    values = {key: ast.literal_eval(text) for key, text in stamp["glue"].items()}
+    figures = {"example": recording.example.ident, "recorded_at": stamp["recorded_at"],
+               "machine": stamp["machine"], "versions": stamp["versions"], "example_args": stamp["example_args"],
+               "values": values, "units": {key: unit(key) for key in values if unit(key)}}
+    return (json.dumps(figures, indent=1, ensure_ascii=False) + "\n").encode()
 
 
 def imported_packages(files: dict[str, bytes]) -> set[str]:
@@ -188,6 +216,9 @@ def readme(example: Example, book: str, pythons: list[str], recorded: dict, lang
         _("%(notebook)s, beside the script and its helpers, is the run recorded in the book, as a notebook: "
           "open it in Jupyter from this folder (Jupyter is not in requirements.txt), where it finds the "
           "helpers. On its own, without this folder, it stops at its first cell.") % {"notebook": notebook},
+        _("%(figures)s holds the figures that the book shows for this example, under the names and units "
+          "that --json prints, with the machine, versions, date and options of the run that measured them: "
+          "compare them with your own run's.") % {"figures": BOOK_FIGURES},
         _("In the notebook, the script's options (those of --help) come from the environment variable "
           "EXAMPLE_ARGS: start Jupyter with, for example, EXAMPLE_ARGS='--repeats 10' jupyter lab."),
         _("The script prints in English; with --figures DIR it saves each figure in English and in "
