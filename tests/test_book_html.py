@@ -7,6 +7,7 @@ import base64
 import functools
 import platform
 import re
+import shutil
 from importlib import metadata
 from pathlib import Path
 
@@ -423,6 +424,8 @@ def synthetic_project(tmp_path: Path) -> Path:
         (folder / "helpers.py").write_text("WHERE = 'here'\n")
     (tmp_path / "examples" / "common").mkdir()
     (tmp_path / "examples" / "common" / "__init__.py").write_text("")
+    # the zips take their figures' units from the examples' own module of names (downloads.py)
+    shutil.copy(ROOT / "examples" / "common" / "keys.py", tmp_path / "examples" / "common" / "keys.py")
     for framework in FRAMEWORKS:
         example = Example.parse(tmp_path / "examples", f"{framework}/tiny")
         cells = [

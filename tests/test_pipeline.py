@@ -48,6 +48,8 @@ def tiny_project(root: Path) -> Path:
         (folder / "helpers.py").write_text('WHERE = "on the CPU"\n')
         (folder / "tiny.py").write_text(example_source(framework))
     (root / "examples" / "common").mkdir()
+    # the zips take their figures' units from the examples' own module of names (downloads.py)
+    shutil.copy(ROOT / "examples" / "common" / "keys.py", root / "examples" / "common" / "keys.py")
     docs = root / "docs"
     docs.mkdir()
     (docs / "index.rst").write_text(textwrap.dedent("""\

@@ -94,7 +94,10 @@ def download_files(env, recording) -> tuple[Path, Path]:
 
 def example_keys(examples_dir: Path):
     """The examples' own module of figure names and units (examples/common/keys.py), loaded by its path."""
-    spec = importlib.util.spec_from_file_location("example_keys", examples_dir / "common" / "keys.py")
+    path = examples_dir / "common" / "keys.py"
+    if not path.is_file():
+        raise DownloadError(f"{path} is missing: the zips' book-figures.json takes its units from it")
+    spec = importlib.util.spec_from_file_location("example_keys", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
