@@ -25,8 +25,8 @@ HTML = ROOT / "_build" / "html"
 CHAPTER = "chapter_computational-performance"
 LANGUAGES = ("en", "tr")
 VERDICT_WORDS = {"en": {STABLE: "stable", NOISY: "noisy", HOST_BOUND: "host-bound", TOO_FEW: "too few runs"},
-                 "tr": {STABLE: "kararlı", NOISY: "gürültülü", HOST_BOUND: "ana makineye bağlı",
-                        TOO_FEW: "çalıştırma az"}}
+                 "tr": {STABLE: "kararlı", NOISY: "gürültülü", HOST_BOUND: "ana makinenin sınırladığı",
+                        TOO_FEW: "yetersiz çalıştırma"}}
 ROLE = re.compile(r":measured:`(\w+/\w+)::(\w+)[^`]*`")
 # The pages with a table of ratios: the quoted ones, and all of them.
 TABLES = {"quoted": f"{CHAPTER}/measuring", "all": "execution-times"}
@@ -128,7 +128,8 @@ def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
     assert len(rows) == len(table_rows(lang, table))
 
     def shown(value):
-        text = f"{value:.2f}"
+        """As the table writes a value: 2 decimals, a real minus sign (U+2212), Turkish decimal comma."""
+        text = f"{value:.2f}".replace("-", "\N{MINUS SIGN}")
         return text.replace(".", ",") if lang == "tr" else text
 
     stamps = []
@@ -140,6 +141,8 @@ def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
         span = "—" if len(runs.values) == 1 else f"{shown(min(runs.values))}–{shown(max(runs.values))}"
         assert row[2] == span, (row, value)
         assert row[4].startswith(VERDICT_WORDS[lang][verdict(value)]), (row, value, runs.values)
+        assert "-" not in row[2] + row[3], f"a hyphen-minus in a number, not a minus sign (U+2212): {row}"
+        assert "∞" not in row[4], f"a spread only where it is finite: {row}"
     note = page.select_one("p.reproducibility-runs").get_text()
     for stamp in stamps:
         when = stamp["recorded_at"][:16].replace("T", " ")

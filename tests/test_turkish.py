@@ -43,11 +43,13 @@ REJECTED = {
     r"\d ?x ?\d|\bn x n\b": "× (64×64, n × n)",
     r"\bsn\b": "s (the symbol of the second, as the programs print it)",
     r"ön uca bağlı": "ön ucun sınırladığı",
+    r"ana makineye bağlı": "ana makinenin sınırladığı",
+    r"sabırsız yürütme": "anında yürütme",
 }
 REJECTED_EXAMPLES = ["asenkron", "buyurgan programlama", "kuyruklanan", "eleman bazında işlem", "mini-grup",
                      "tensör birimi", "çoklu işlemci sayısı", "hesap akışı", "Hesaplamalı Performans",
                      "önişlemci", "çalışan iş parçacığı", "Renk modu", "64x64", "29,0 sn", "zaman (sn)",
-                     "ön uca bağlıdır"]
+                     "ön uca bağlıdır", "ana makineye bağlıdır", "sabırsız yürütmede"]
 
 
 # The glossary names the forms it rejects with its role ``rejected`` (struck through).

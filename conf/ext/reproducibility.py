@@ -51,8 +51,9 @@ class Reproducibility(SphinxDirective):
                 raise self.error(f"{value.strip()}: no run measured it (None); leave it out of the table")
             verdict = kept.verdict(f"{ident}::{key}" in HOST_BOUND_RATIOS)
             shown = verdicts[verdict]
-            if verdict == NOISY:
-                shown += f" ({self.percent(relative_spread(kept.values))})"
+            spread = relative_spread(kept.values)
+            if verdict == NOISY and spread != float("inf"):  # runs reaching 0 or below have no relative spread
+                shown += f" ({self.percent(spread)})"
             low, high = min(kept.values), max(kept.values)
             span = "—" if len(kept.values) == 1 else f"{self.number(low)}–{self.number(high)}"
             current = kept.values[-1] if kept.stamps[-1] is recording.stamp else None
@@ -64,8 +65,11 @@ class Reproducibility(SphinxDirective):
         return [table, note]
 
     def number(self, value) -> str:
-        """The value with 2 decimals; "n/a" for a figure the run did not produce."""
-        return "n/a" if value is None else local_number(f"{value:.2f}", self.env.config.language)
+        """The value with 2 decimals and a real minus sign (U+2212, so that a range reads −0.06–−0.04);
+        "n/a" for a figure the run did not produce."""
+        if value is None:
+            return "n/a"
+        return local_number(f"{value:.2f}", self.env.config.language).replace("-", "\N{MINUS SIGN}")
 
     @staticmethod
     def when(recorded_at: str) -> str:
@@ -74,8 +78,8 @@ class Reproducibility(SphinxDirective):
         return recorded_at[:16].replace("T", " ")
 
     def percent(self, change: float) -> str:
-        """``8.6 %`` in English; ``%8,6`` in Turkish, whose percent sign comes first."""
-        digits = f"{change * 100:.1f}" if change != float("inf") else "∞"
+        """``8.6 %`` in English; ``%8,6`` in Turkish, whose percent sign comes first (a finite change)."""
+        digits = f"{change * 100:.1f}"
         if self.env.config.language == "tr":
             return f"%{local_number(digits, 'tr')}"
         return f"{digits}\N{NO-BREAK SPACE}%"
