@@ -28,7 +28,8 @@ STOPPED = "what follows needs"
 # Values may differ from the recorded run, and so may the unit a time is printed in.
 # A value the run printed: a number, with its unit if any, or "never", the break-even of a saving that
 # did not come (the hybridize page prints one or the other, as the run went).
-NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?|\bnever\b")
+# a value, with its sign (an overlap may come out just below 0), but not the dash of a range: [94.0-107]
+NUMBER = re.compile(r"(?:(?<![\w.\]])-)?\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?|\bnever\b")
 # The model in "device: cuda:0 (NVIDIA H200)" is the machine's, not the program's.
 DEVICE_MODEL = re.compile(r"^(device: \S+) \(.*\)$")
 
@@ -191,4 +192,5 @@ def test_masking_hides_values_and_the_device_model_but_not_the_words():
     assert masked("calls until compiling pays off: never") == masked("calls until compiling pays off: 4271")
     assert masked("eager loop: 5.84 ms [5.79-6.00]") == masked("eager loop: 812 µs [800-900]")
     assert masked("eager loop: 5.84 ms") != masked("eager step: 5.84 ms")
+    assert masked("overlap, (sum - together) / shorter: -0.01") == masked("overlap, (sum - together) / shorter: 0.99")
     assert masked("same result: True") != masked("same result: False")
