@@ -147,6 +147,8 @@ def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
     for stamp in stamps:
         when = stamp["recorded_at"][:16].replace("T", " ")
         assert f"{when}, {stamp['machine']['gpus'][0]}" in note, (note, when)
+    one_model = {"en": "All these runs come from one GPU model", "tr": "hepsi tek bir GPU modelinden"}[lang]
+    assert (one_model in note) == (len({stamp["machine"]["gpus"][0] for stamp in stamps}) < 2), note
 
 
 def test_verdicts_need_three_runs_on_two_gpu_models_and_agreement_within_3_percent():

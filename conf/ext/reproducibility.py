@@ -9,7 +9,7 @@ Each line is a label, in the page's language, and a glued value. The runs are th
 runs of its sources that ``conf/record.py`` keeps (``<name>.runs.json``). Each row gives how many runs
 hold the ratio, its lowest and highest value, this recording's, and a verdict (``stability.py``): stable,
 noisy, host-bound (``HOST_BOUND_RATIOS``), or too few runs to tell. A note under the
-table names each run once: when it was recorded, and on which GPU.
+table names each run once: when it was recorded, and on which GPU; and, while every run comes from one GPU model, that none can be stable yet.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from sphinx.util.docutils import SphinxDirective
 from example_cells import local_number, recording_for
 from execution_times import text_table
 from recordings import RecordingError
-from stability import HOST_BOUND, HOST_BOUND_RATIOS, NOISY, STABLE, TOO_FEW, gpu_model, ratio_runs, \
-    relative_spread
+from stability import HOST_BOUND, HOST_BOUND_RATIOS, MIN_GPU_MODELS, NOISY, STABLE, TOO_FEW, gpu_model, \
+    ratio_runs, relative_spread
 
 
 class Reproducibility(SphinxDirective):
@@ -61,7 +61,10 @@ class Reproducibility(SphinxDirective):
             runs |= {(self.when(stamp["recorded_at"]), gpu_model(stamp)) for stamp in kept.stamps}
         table = text_table("reproducibility", headers, (9, 2, 4, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
-        note += nodes.Text(_("Runs (UTC): %s.") % "; ".join(f"{at}, {gpu}" for at, gpu in sorted(runs)))
+        note += nodes.Text(_("Runs (UTC), each row counting those of its own example: %s.")
+                           % "; ".join(f"{at}, {gpu}" for at, gpu in sorted(runs)))
+        if len({gpu for _at, gpu in runs}) < MIN_GPU_MODELS:
+            note += nodes.Text(" " + _("All these runs come from one GPU model, so no ratio can be called stable yet."))
         return [table, note]
 
     def number(self, value) -> str:
