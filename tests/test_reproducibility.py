@@ -26,7 +26,7 @@ CHAPTER = "chapter_computational-performance"
 LANGUAGES = ("en", "tr")
 VERDICT_WORDS = {"en": {STABLE: "stable", NOISY: "noisy", HOST_BOUND: "host-bound", TOO_FEW: "too few runs"},
                  "tr": {STABLE: "kararlı", NOISY: "gürültülü", HOST_BOUND: "ana makinenin sınırladığı",
-                        TOO_FEW: "yetersiz çalıştırma"}}
+                        TOO_FEW: "çalıştırma sayısı yetersiz"}}
 ROLE = re.compile(r":measured:`(\w+/\w+)::(\w+)[^`]*`")
 # The pages with a table of ratios: the quoted ones, and all of them.
 TABLES = {"quoted": f"{CHAPTER}/measuring", "all": "execution-times"}
