@@ -116,7 +116,11 @@ def test_auto_parallelism_json(runs):
     assert values["speedup_together"] == pytest.approx(sum(alone) / values["t_together"])
 
     def sane(values):
-        return overlaps_in_range(values, ["overlap_devices"])
+        """The overlap of the medians, or, where a busy machine slowed one median of these 0.3 ms jobs,
+        the overlap of each case's fastest run, which load can only slow down."""
+        fastest = [values[f"{key}_spread"][0] for key in ("t_alone_0", "t_alone_1", "t_together")]
+        return overlaps_in_range(values, ["overlap_devices"]) or \
+            -2 <= (sum(fastest[:2]) - fastest[2]) / min(fastest[:2]) <= 2
     if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
         values = rerun_json("auto_json")
     assert sane(values), values
