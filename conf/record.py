@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ext"))
-from recordings import Example, RecordingError, all_examples, default_examples_dir, load_recording  # noqa: E402
+from recordings import Example, RecordingError, all_examples, default_examples_dir, load_recording, read_runs  # noqa: E402
 
 RECORD_CONF = Path(__file__).resolve().parent / "record"
 FRAMEWORK_DISTRIBUTIONS = {"pytorch": "torch", "mxnet": "mxnet"}
@@ -216,18 +216,6 @@ def summary(examples: list[Example], previous: dict, stamps: dict, step: dict) -
     return "\n".join(lines)
 
 
-def write_runs(example: Example, runs: list[dict]) -> None:
-    example.runs.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def kept_runs(example: Example) -> list[dict]:
-    """The example's other runs as kept, without checking them; [] without any."""
-    try:
-        return json.loads(example.runs.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-
-
 def replace(examples: list[Example], staged: list[tuple[Path, Path]], hashes: dict) -> None:
     """Only now that everything ran, touch the recordings, one rename each. A replaced run of the same
     sources joins their other runs; one of other sources is not comparable and goes, with them."""
@@ -237,7 +225,7 @@ def replace(examples: list[Example], staged: list[tuple[Path, Path]], hashes: di
         shutil.copyfile(source, target.with_suffix(".ipynb.new"))
     for example, (_, target) in zip(examples, staged):
         if example in replaced:
-            write_runs(example, [*kept_runs(example), replaced[example]])
+            add_run(example, replaced[example])
         else:
             example.runs.unlink(missing_ok=True)
         os.replace(target.with_suffix(".ipynb.new"), target)
@@ -245,7 +233,8 @@ def replace(examples: list[Example], staged: list[tuple[Path, Path]], hashes: di
 
 def add_run(example: Example, stamp: dict) -> None:
     """Keep ``stamp`` as another run of the recording's sources; the recording stays."""
-    write_runs(example, [*kept_runs(example), stamp])
+    runs = [*read_runs(example), stamp]
+    example.runs.write_text(json.dumps(runs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def record(examples_dir: Path, examples: list[Example], started: float, shard_text: str,

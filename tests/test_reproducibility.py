@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from recordings import Example, load_recording, load_runs
+from recordings import Example, Recording, RecordingError, load_recording, load_runs
 from stability import HOST_BOUND, HOST_BOUND_RATIOS, NOISY, RATIO, STABLE, TOO_FEW, Runs, ratio_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +63,7 @@ def kept_runs(ident_key: str) -> Runs:
 
 
 def verdict(ident_key: str) -> str:
-    return kept_runs(ident_key).verdict(ident_key in HOST_BOUND_RATIOS)
+    return kept_runs(ident_key).verdict()
 
 
 def unquotable(pages: dict[str, str], verdict_of) -> list[str]:
@@ -160,7 +160,8 @@ def test_verdicts_need_three_runs_on_two_gpu_models_and_agreement_within_3_perce
     assert Runs([0.90, 0.95, 0.90], [h100, h100, h200]).verdict() == NOISY
     assert Runs([0.90, 0.95], [h100, h100]).verdict() == NOISY
     assert Runs([0.01, -0.01, 0.01], [h100, h100, h200]).verdict() == NOISY
-    assert Runs([0.90, 0.91, 0.90], [h100, h100, h200]).verdict(host_bound=True) == HOST_BOUND
+    assert Runs([0.90, 0.91, 0.90], [h100, h100, h200], host_bound=True).verdict() == HOST_BOUND
+    assert kept_runs("pytorch/hybridize::speedup_graph").host_bound, "a ratio named host-bound read as not"
 
 
 def test_every_host_bound_ratio_is_in_the_full_table_with_a_reason():
@@ -195,3 +196,16 @@ def test_kept_runs_are_stamps_of_the_same_code():
         recording = load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}"))
         kept = json.loads(path.read_text(encoding="utf-8"))
         assert load_runs(recording) == sorted(kept, key=lambda run: run["recorded_at"]) and kept
+
+
+def test_a_kept_run_of_other_sources_fails_to_load(tmp_path: Path):
+    """A run of code other than the recording's would be compared with code it did not run: it is refused,
+    and the message says what to do."""
+    example = Example(tmp_path, "pytorch", "tiny")
+    example.runs.parent.mkdir(parents=True)
+    recording = Recording(example, {"metadata": {"recording": {"source_sha256": "new"}}})
+    example.runs.write_text(json.dumps([{"source_sha256": "new", "recorded_at": "2026-12-06T20:00:00+00:00"}]))
+    assert len(load_runs(recording)) == 1
+    example.runs.write_text(json.dumps([{"source_sha256": "old", "recorded_at": "2026-12-06T20:00:00+00:00"}]))
+    with pytest.raises(RecordingError, match="keeps a run of other sources"):
+        load_runs(recording)

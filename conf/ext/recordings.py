@@ -146,10 +146,9 @@ def load_recording(example: Example) -> Recording:
     return Recording(example, notebook)
 
 
-def load_runs(recording: Recording) -> list[dict]:
-    """The stamps of the other kept runs of the recording's sources, oldest first ([] without any). A
-    kept run of other sources is an error: it would be compared with code it did not run."""
-    path = recording.example.runs
+def read_runs(example: Example) -> list[dict]:
+    """The example's other kept runs, as stored ([] without any); only their form is checked."""
+    path = example.runs
     try:
         runs = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -158,6 +157,14 @@ def load_runs(recording: Recording) -> list[dict]:
         raise RecordingError(f"{path} is not a list of stamps ({err!r})") from err
     if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
         raise RecordingError(f"{path} is not a list of stamps")
+    return runs
+
+
+def load_runs(recording: Recording) -> list[dict]:
+    """The stamps of the other kept runs of the recording's sources, oldest first ([] without any). A
+    kept run of other sources is an error: it would be compared with code it did not run."""
+    path = recording.example.runs
+    runs = read_runs(recording.example)
     for run in runs:
         if run.get("source_sha256") != recording.stamp["source_sha256"]:
             raise RecordingError(f"{path} keeps a run of other sources ({run.get('recorded_at')}); "

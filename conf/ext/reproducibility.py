@@ -8,8 +8,9 @@
 Each line is a label, in the page's language, and a glued value. The runs are the recording and the other
 runs of its sources that ``conf/record.py`` keeps (``<name>.runs.json``). Each row gives how many runs
 hold the ratio, its lowest and highest value, this recording's, and a verdict (``stability.py``): stable,
-noisy, host-bound (``HOST_BOUND_RATIOS``), or too few runs to tell. A note under the
-table names each run once: when it was recorded, and on which GPU; and, while every run comes from one GPU model, that none can be stable yet.
+noisy, host-bound (``stability.HOST_BOUND_RATIOS``), or too few runs to tell. A note under the table
+names each run once, when and on which GPU it was recorded; while every run comes from one GPU model, it
+says that no ratio can be stable yet.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from sphinx.util.docutils import SphinxDirective
 from example_cells import local_number, recording_for
 from execution_times import text_table
 from recordings import RecordingError
-from stability import HOST_BOUND, HOST_BOUND_RATIOS, MIN_GPU_MODELS, NOISY, STABLE, TOO_FEW, gpu_model, \
+from stability import HOST_BOUND, MIN_GPU_MODELS, NOISY, STABLE, TOO_FEW, gpu_model, \
     ratio_runs, relative_spread
 
 
@@ -49,7 +50,7 @@ class Reproducibility(SphinxDirective):
             self.env.note_dependency(str(recording.example.runs))
             if not kept.values:
                 raise self.error(f"{value.strip()}: no run measured it (None); leave it out of the table")
-            verdict = kept.verdict(f"{ident}::{key}" in HOST_BOUND_RATIOS)
+            verdict = kept.verdict()
             shown = verdicts[verdict]
             spread = relative_spread(kept.values)
             if verdict == NOISY and spread != float("inf"):  # runs reaching 0 or below have no relative spread

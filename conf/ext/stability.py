@@ -56,18 +56,20 @@ def relative_spread(values: list[float]) -> float:
 
 @dataclass(frozen=True)
 class Runs:
-    """One ratio in every kept run: its values, oldest first, and the runs' stamps."""
+    """One ratio in every kept run: its values, oldest first, the runs' stamps, and whether
+    HOST_BOUND_RATIOS names it."""
 
     values: list[float]
     stamps: list[dict]
+    host_bound: bool = False
 
     @property
     def models(self) -> list[str]:
         return sorted({gpu_model(stamp) for stamp in self.stamps})
 
-    def verdict(self, host_bound: bool = False) -> str:
-        """The rule of the module's docstring; ``host_bound`` for a ratio in HOST_BOUND_RATIOS."""
-        if host_bound:
+    def verdict(self) -> str:
+        """The rule of the module's docstring."""
+        if self.host_bound:
             return HOST_BOUND
         if len(self.values) > 1 and relative_spread(self.values) > STABLE_WITHIN:
             return NOISY
@@ -81,4 +83,5 @@ def ratio_runs(recording: Recording, key: str) -> Runs:
     stamps = [*load_runs(recording), recording.stamp]
     values = [ast.literal_eval(stamp["glue"][key]) if key in stamp.get("glue", {}) else None for stamp in stamps]
     kept = [(value, stamp) for value, stamp in zip(values, stamps) if value is not None]
-    return Runs([value for value, _ in kept], [stamp for _, stamp in kept])
+    return Runs([value for value, _ in kept], [stamp for _, stamp in kept],
+                f"{recording.example.ident}::{key}" in HOST_BOUND_RATIOS)
