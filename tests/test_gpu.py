@@ -241,7 +241,7 @@ def test_the_roofline_draws_its_dashed_roofs_at_the_limits_the_device_gives(help
     drawn, original = [], common.roofline.draw_roofline
 
     def drawing(bandwidths, computes, peaks, *args):
-        drawn.append(dict(peaks))  # before draw_roofline takes the memory peak out
+        drawn.append(dict(peaks))
         drawn.append(original(bandwidths, computes, peaks, *args))
         return drawn[-1]
 

@@ -67,6 +67,14 @@ def roofline_points(size: int, t_product: float, gelu: Optional[dict]) -> List[l
     return points
 
 
+def flat_from(tflops: float, gbps: Optional[float], x: Sequence[float]) -> tuple:
+    """The flat part of a compute ceiling of ``tflops``: from the intensity where a memory ceiling of ``gbps``
+    reaches it (the ridge point) to the end of ``x``; all of ``x`` without a memory ceiling."""
+    ridge = tflops * 1e3 / gbps if gbps else x[0]
+    xs = [max(ridge, x[0])] + [i for i in x if i > ridge]
+    return xs, [tflops] * len(xs)
+
+
 def draw_roofline(bandwidths: Dict[str, float], computes: Dict[str, float], peaks: Dict[str, float],
                   points: Sequence[list], size: int, device: str, lang: str = "en"):
     """The roofline, log-log: ``bandwidths`` ({"ceiling_memory": GB/s, ...}) as slanted lines,
@@ -80,14 +88,16 @@ def draw_roofline(bandwidths: Dict[str, float], computes: Dict[str, float], peak
     for (key, gbps), style in zip(bandwidths.items(), ("-", "-.", ":")):
         ax.plot(x, [min(top, gbps * i / 1e3) for i in x], color="tab:blue", linestyle=style,
                 label=text(lang, key, value=number(gbps, lang, ".0f")))
+    # A compute ceiling is flat from where the memory ceiling meets it, so that it hides no slanted line.
     for (precision, tflops), color in zip(computes.items(), ("tab:orange", "tab:green", "tab:red", "tab:purple")):
-        ax.plot(x, [min(tflops, bandwidths["ceiling_memory"] * i / 1e3) for i in x], color=color,
+        ax.plot(*flat_from(tflops, bandwidths["ceiling_memory"], x), color=color,
                 label=text(lang, "ceiling_compute", precision=PRECISION_NAMES.get(precision, precision),
                            value=number(tflops, lang, ".0f")))
-    memory_peak = peaks.pop("memory", None)
-    for tflops in peaks.values():
-        ax.plot(x, [min(tflops, (memory_peak or float("inf")) * i / 1e3) for i in x], color="gray",
-                linestyle="--", linewidth=0.8)
+    memory_peak = peaks.get("memory", float("inf"))  # read, never taken out: each language draws it
+    for key, tflops in peaks.items():
+        if key != "memory":
+            ax.plot(x, [min(tflops, memory_peak * i / 1e3) for i in x], color="gray", linestyle="--",
+                    linewidth=0.8)
     ax.plot([], [], color="gray", linestyle="--", linewidth=0.8, label=text(lang, "peak_line"))
     for (key, intensity, tflops), marker in zip(points, "osD"):
         ax.plot([intensity], [tflops], marker=marker, color="black", linestyle="none",
