@@ -41,7 +41,6 @@ from browser_support import (
     serve,
 )
 from code_comments import translate
-from shown_code import KNOWN_WIDE
 
 OTHER = {"en": "tr", "tr": "en"}
 CHAPTER = "chapter_computational-performance/"
@@ -764,8 +763,6 @@ def test_axe_finds_no_critical_or_serious_violation_on_any_page(crawl, site):
 # Reading width
 # -------------
 
-# The lines recorded wider than the column (shown_code.KNOWN_WIDE), as the page's text shows them.
-KNOWN_WIDE_TEXT = {line.strip() for line in KNOWN_WIDE}
 READING_WIDTH_JS = """() => ({
   code: [...document.querySelectorAll('.example-code pre')]
     .filter(pre => pre.getClientRects().length > 0 && pre.scrollWidth > pre.clientWidth + 1)
@@ -794,8 +791,7 @@ def test_example_code_fits_the_column_at_1280_px(reader, site, lang):
             label.first.click()
             found = tab.evaluate(READING_WIDTH_JS)
             shown += found["shown"]
-            problems += [f"{page} {framework}: scrolls sideways: {line}" for line in found["code"]
-                         if line.rsplit(" (", 1)[0] not in KNOWN_WIDE_TEXT]
+            problems += [f"{page} {framework}: scrolls sideways: {line}" for line in found["code"]]
             problems += [f"{page} {framework}: an SVG chart is {width:.0f} px wide" for width in found["svg"]]
     assert shown, f"the {lang} book shows no example code"
     assert not problems, "\n".join(problems)

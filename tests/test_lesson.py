@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from shown_code import KNOWN_WIDE, MAX_CELL_COLUMNS
+from shown_code import MAX_CELL_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -66,7 +66,7 @@ def cell_problems(code: str) -> list[str]:
     problems = []
     if len(lines) > MAX_CELL_LINES:
         problems.append(f"{len(lines)} lines (at most {MAX_CELL_LINES})")
-    wide = [line for line in lines if len(line) > MAX_CELL_COLUMNS and line not in KNOWN_WIDE]
+    wide = [line for line in lines if len(line) > MAX_CELL_COLUMNS]
     if wide:
         problems.append(f"{len(wide)} lines wider than {MAX_CELL_COLUMNS} columns")
     calls = [node.func for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]
@@ -131,9 +131,3 @@ def test_the_checks_notice_long_cells_reading_cells_and_prose():
     assert prose_words(page) == 3
 
 
-def test_the_known_wide_lines_are_still_shown():
-    """KNOWN_WIDE lists only lines that a page still shows: once a new recording shortens one, this
-    fails until the line leaves the list, so the exception cannot outlive its cause."""
-    shown = {line for lang in LANGUAGES for page in LESSONS for code in shown_cells(article(lang, page))
-             for line in code.splitlines()}
-    assert KNOWN_WIDE <= shown, sorted(KNOWN_WIDE - shown)

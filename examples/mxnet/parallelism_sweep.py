@@ -82,7 +82,7 @@ def run(x):
 
 # %% tags=["streams"]
 def two_jobs(x, x_other):
-    """Two jobs, queued product by product; the engine runs them side by side."""
+    """Two jobs, queued product by product, run side by side."""
     return [a.dot(a) for _ in range(50) for a in (x, x_other)]
 
 
