@@ -74,7 +74,7 @@ times = helpers.benchmark({"job 0 alone": lambda: run(xs[0]),
 alone = [median(times[f"job {i} alone"]) for i in (0, 1)]
 both = median(times["both together"])
 saved = sum(alone) - both  # what running together saved over taking turns
-print(f"overlap: {saved / min(alone):.2f}")  # 1: all of the shorter job hid
+print(f"overlap: {saved / min(alone):.2f}")  # 1: the shorter job fully hid
 
 # %% tags=["efficiency-harness"]
 for key, samples in zip(("t_alone_0", "t_alone_1", "t_together"), times.values()):
