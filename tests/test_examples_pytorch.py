@@ -88,9 +88,7 @@ def test_auto_parallelism_says_what_ran_where(runs):
         assert re.search(rf"^job {job}: 50 products of 48×48 on cpu$", out, re.M), out
         assert re.search(rf"^job {job} alone: ({TIME})$", out, re.M), out
     assert re.search(rf"^both together: ({TIME})$", out, re.M)
-    assert re.search(r"^one after the other: \d+ ms, together: \d+ ms$", out, re.M)
-    assert re.search(r"^speed-up: \d+\.\d\d$", out, re.M)
-    assert re.search(r"^overlap, \(sum - together\) / shorter: -?\d+\.\d\d$", out, re.M)
+    assert re.search(r"^overlap: -?\d+\.\d\d$", out, re.M) and "speed-up" not in out
     assert out.rstrip().endswith("--device cpu: what follows needs an NVIDIA GPU, so the program stops here.")
     assert "cuda" not in out and not re.search(r"\d\s*(GB/s|TFLOP/s)", out)
     for lang in ("en", "tr"):

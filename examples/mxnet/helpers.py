@@ -431,7 +431,7 @@ def peak_rates(gpu):
     except OSError as exc:
         found = {"link_peak_gbps": None, "fp32_peak_tflops": None, "problem": f"CUDA driver: {exc}"}
     if found["problem"]:
-        print(f"note: no peak from the hardware: {found['problem']}")
+        print(f"note: no limit from the hardware: {found['problem']}")
     unknown = float("nan")  # printed as nan, published as None
     return {"link": found["link_peak_gbps"] or unknown, "fp32": found["fp32_peak_tflops"] or unknown}
 

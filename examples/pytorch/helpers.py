@@ -445,7 +445,7 @@ def _peaks(gpu):
     capability = (props.major, props.minor)
     found = hardware.gpu_peaks(str(props.uuid), props.multi_processor_count, capability)
     if found["problem"]:
-        print(f"note: no peak from the hardware: {found['problem']}")
+        print(f"note: no limit from the hardware: {found['problem']}")
     return found, hardware.formulas(found, props.multi_processor_count, capability)
 
 
