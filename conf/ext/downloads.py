@@ -18,7 +18,7 @@ naming the zip where it finds no helpers beside it: downloaded alone, it cannot 
 
 The zip's book-figures.json holds the figures that the book shows for the example, under the names and
 units that the script's ``--json`` prints, with the run that measured them (machine, versions, date,
-options): a reader sets them beside a run of their own.
+options): a reader sets them beside a run of their own with the script's --compare.
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ def download_files(env, recording) -> tuple[Path, Path]:
 
 
 def example_keys(examples_dir: Path):
-    """The examples' own module of figure names and units (examples/common/keys.py), loaded by its path."""
+    """The examples' own module of figure names and units (examples/common/keys.py), loaded by its path: it
+    also writes what book-figures.json holds, which a script's --compare reads."""
     path = examples_dir / "common" / "keys.py"
     if not path.is_file():
         raise DownloadError(f"{path} is missing: the zips' book-figures.json takes its units from it")
@@ -106,12 +107,7 @@ def example_keys(examples_dir: Path):
 def book_figures(recording) -> bytes:
     """The figures the book shows for the example (every glued value), with their units and the run that
     measured them, as JSON: the names and units are those that the script's ``--json`` prints."""
-    stamp = recording.stamp
-    unit = example_keys(recording.example.examples_dir).unit
-    values = {key: ast.literal_eval(text) for key, text in stamp["glue"].items()}
-    figures = {"example": recording.example.ident, "recorded_at": stamp["recorded_at"],
-               "machine": stamp["machine"], "versions": stamp["versions"], "example_args": stamp["example_args"],
-               "values": values, "units": {key: unit(key) for key in values if unit(key)}}
+    figures = example_keys(recording.example.examples_dir).book_figures(recording.stamp, recording.example.ident)
     return (json.dumps(figures, indent=1, ensure_ascii=False) + "\n").encode()
 
 
@@ -221,7 +217,8 @@ def readme(example: Example, book: str, pythons: list[str], recorded: dict, lang
           "helpers. On its own, without this folder, it stops at its first cell.") % {"notebook": notebook},
         _("%(figures)s holds the figures that the book shows for this example, under the names and units "
           "that --json prints, with the machine, versions, date and options of the run that measured them: "
-          "compare them with your own run's.") % {"figures": BOOK_FIGURES},
+          "run python %(script)s --compare to see them beside your own run's, in one table.")
+        % {"figures": BOOK_FIGURES, "script": script},
         _("In the notebook, the script's options (those of --help) come from the environment variable "
           "EXAMPLE_ARGS: start Jupyter with, for example, EXAMPLE_ARGS='--repeats 10' jupyter lab."),
         _("The script prints in English; with --figures DIR it saves each figure in English and in "

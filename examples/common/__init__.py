@@ -12,7 +12,9 @@
 - hardware: the theoretical link and fp32 peaks of a GPU, read through NVML.
 - timeline: draw Gantt charts of measured start/end times.
 - machine:  name the CPU and label devices as ``cuda:0 (NVIDIA H200)``.
-- keys:     the published keys of each example (the same for both frameworks).
+- keys:     the published keys of each example (the same for both frameworks),
+            and what --compare needs to know of each figure.
+- compare:  --compare: the book's figures beside this run's, like with like.
 - plots:    overlap-against-size curves (parallelism_sweep).
 
 The framework helpers (examples/<framework>/helpers.py) put examples/ on

@@ -1,8 +1,8 @@
 """What the examples ran on, named the same way by every framework.
 
 ``device_label("cuda:0", "NVIDIA H200")`` gives ``cuda:0 (NVIDIA H200)``; every
-printed time names its device this way. ``cpu_model()`` reads the CPU's model
-name (Linux /proc/cpuinfo, else the platform module).
+printed time names its device this way, and ``split_label`` takes such a label apart.
+``cpu_model()`` reads the CPU's model name (Linux /proc/cpuinfo, else the platform module).
 """
 import os
 import platform
@@ -41,3 +41,16 @@ def host_memory_bytes() -> int:
 def device_label(name: str, model: str) -> str:
     """``name (model)``: how every example names a device in its output."""
     return f"{name} ({model})"
+
+
+def split_label(label: str) -> tuple:
+    """A device's name and model from its label: ``cpu(0) (Intel(R) Xeon(R))`` -> ``("cpu(0)", "Intel(R) Xeon(R)")``."""
+    name, bracket, model = label.partition(" (")
+    if not bracket or not model.endswith(")"):
+        raise ValueError(f"{label!r} is not a device label like 'cuda:0 (NVIDIA H200)'")
+    return name, model[:-1]
+
+
+def is_cpu(name: str) -> bool:
+    """True for a CPU's device name (``cpu``, ``cpu(1)``, ``cpu job 0``), False for a GPU's."""
+    return name.startswith("cpu")

@@ -1,7 +1,7 @@
 """Command-line options shared by every example script.
 
 Every script takes ``--size N|auto``, ``--repeats``, ``--device {auto,cpu,gpu}``,
-``--json`` and ``--figures DIR``. Bad values exit with status 2 and a one-line
+``--json``, ``--figures DIR`` and ``--compare``. Bad values exit with status 2 and a one-line
 message (argparse's behaviour). ``--size auto`` (the default) leaves the choice
 to the framework helpers: GPU_SIZE on a GPU, and on the CPU the size at which
 one job takes about CPU_JOB_SECONDS, found by timing. Inside a Jupyter kernel ``sys.argv`` belongs to
@@ -88,6 +88,11 @@ def build_parser(description: Optional[str] = None, prog: Optional[str] = None,
                         help="print only one JSON object with every published figure")
     parser.add_argument("--figures", metavar="DIR", default=None,
                         help="also save every drawn figure as a PNG file into DIR")
+    parser.add_argument("--compare", action="store_true",
+                        help="after the run, print one table that sets the book's figures beside this run's, "
+                             "with both machines (with --json: a 'compare' member); the book's figures come "
+                             "from book-figures.json beside the script (a downloaded zip) or, in the book's "
+                             "repository, from examples/recordings/")
     return parser
 
 

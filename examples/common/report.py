@@ -13,7 +13,9 @@ everything else written to stdout into a buffer and ``finish()`` writes the
 object to the real stdout, with a ``units`` field that names the unit of
 every value that has one (``"t_run": "s"``, ``"link_peak_gbps": "GB/s"``). Keys listed in ``keys`` (and their spreads) but
 never published are published as None by ``finish()`` (None = not applicable
-on this machine).
+on this machine). Given the book's figures (``--compare``), ``finish()`` then sets
+them beside this run's (common.compare): one table, or with ``--json`` a
+``compare`` member of the object.
 """
 import base64
 import io
@@ -112,8 +114,9 @@ def plain(value: Any) -> Any:
 class Report:
     """Collects published figures; handles --json, --figures and myst-nb glue."""
 
-    def __init__(self, options: Any = None, keys: Iterable[str] = ()):
+    def __init__(self, options: Any = None, keys: Iterable[str] = (), book: Optional[Dict[str, Any]] = None):
         self.json = bool(getattr(options, "json", False))
+        self.book = book  # the book's figures (common.compare.read_book) with --compare, else None
         figures = getattr(options, "figures", None)
         self.figures_dir = Path(figures) if figures else None
         self.keys = published(keys)
@@ -193,16 +196,23 @@ class Report:
 
     def finish(self) -> Dict[str, Any]:
         """Publish None for keys never published; return every value in the order of the keys
-        (then any others); with --json print them as the one JSON object."""
+        (then any others); with --json print them as the one JSON object. With the book's figures,
+        set them beside this run's: a table, or with --json the object's ``compare`` member."""
         for key in self.keys:
             if key not in self.values:
                 self.publish(key, None)
         # The contract's order, whatever order the script published in, so the twins' objects match.
         ordered = {key: self.values[key] for key in self.keys}
         ordered.update((key, value) for key, value in self.values.items() if key not in ordered)
+        compared = {}
+        if self.book is not None:
+            from common import compare  # here, not above: compare formats with this module's functions
+            compared = {"compare": compare.comparison(self.book, ordered)}
+            if not self.json:
+                print(compare.table(compared["compare"]))
         if self.json and self._stdout is not None:
             sys.stdout, self._stdout = self._stdout, None  # drop what was printed meanwhile
             units = {key: unit(key) for key in ordered if unit(key)}
-            print(json.dumps({**ordered, "units": units}))
+            print(json.dumps({**ordered, "units": units, **compared}))
             sys.stdout.flush()
         return ordered

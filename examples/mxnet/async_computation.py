@@ -21,10 +21,9 @@ products take about 0.2 s.
 
 # %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from common.keys import ASYNC_COMPUTATION
 from common.stats import median, speedup
 
-options, report = helpers.start(__doc__, ASYNC_COMPUTATION)
+options, report = helpers.start(__doc__, "async_computation")
 
 # %% tags=["setup"]
 import helpers  # the book's devices and timer; first, for MXNet's imports

@@ -22,10 +22,9 @@ CPU contexts the size at which the 50 products take about 0.2 s.
 
 # %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from common.keys import AUTO_PARALLELISM
 from common.stats import matmul_flops, median, overlap, rate, ratio, speedup
 
-options, report = helpers.start(__doc__, AUTO_PARALLELISM)
+options, report = helpers.start(__doc__, "auto_parallelism")
 
 # %% tags=["setup"]
 from statistics import median

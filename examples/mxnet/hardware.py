@@ -19,11 +19,10 @@ book's page are PyTorch's; this script runs on CPU contexts anywhere.
 
 # %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
-from common.keys import HARDWARE
 from common.options import fail, note_unused
 from common.stats import matmul_flops, median, rate, ratio, significant
 
-options, report = helpers.start(__doc__, HARDWARE)
+options, report = helpers.start(__doc__, "hardware")
 if options.device == "gpu":  # these rows run on CPU contexts only
     fail("--device gpu: MXNet's rows of this section run on CPU contexts; the GPU rows are the PyTorch "
          "twin's; use --device cpu or --device auto")

@@ -51,6 +51,8 @@ npx.set_np()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware, i18n  # noqa: E402
+from common.compare import read_book  # noqa: E402
+from common.keys import EXAMPLES  # noqa: E402
 from common.machine import cpu_count, cpu_model, device_label, host_memory_bytes  # noqa: E402,F401
 from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, oom_message, parse_options,  # noqa: E402
                             stop_here)
@@ -99,16 +101,19 @@ def options():
     return _settings["options"]
 
 
-def start(doc, keys=(), add_arguments=None):
-    """Parse a whole script's options (3 repeats by default) and return ``(options, report)``.
+def start(doc, name, add_arguments=None):
+    """Parse a whole script's options (3 repeats by default) and return ``(options, report)`` for the
+    example ``name`` (``"hardware"``), whose keys common.keys names; with --compare the book's figures of
+    it are read first, and a run without them stops here with one line.
 
     Products are fp32 (MXNet's default). Errors that :func:`error_message`
     knows end from here on with one line instead of a traceback.
     """
     options = _settings["options"] = parse_options(doc, add_arguments=add_arguments, repeats=REPEATS)
+    book = read_book(Path(__file__).resolve().parent, FRAMEWORK, name) if options.compare else None
     install_error_hook(lambda exc: error_message(
         exc, _settings["size"] or (options.size if isinstance(options.size, int) else GPU_SIZE)))
-    report = _settings["report"] = Report(options, keys)
+    report = _settings["report"] = Report(options, EXAMPLES[name], book)
     return options, report
 
 

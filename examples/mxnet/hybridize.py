@@ -19,10 +19,9 @@ no CUDA graphs to show. --size n|auto: the GELU input is an n x n matrix.
 # %% tags=["harness"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from common.hybridize import CHAIN, sweep_option
-from common.keys import HYBRIDIZE
 from common.stats import median, overlap, speedup
 
-options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option([16, 64, 256]))
+options, report = helpers.start(__doc__, "hybridize", add_arguments=sweep_option([16, 64, 256]))
 
 
 # %% tags=["setup"]

@@ -22,7 +22,6 @@ sets the sizes for both; --device gpu sweeps only the GPU.
 # %% tags=["setup"]
 import helpers  # first: it lets MXNet 1.9.1 import under newer numpy
 from mxnet import np, npx
-from common.keys import PARALLELISM_SWEEP
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, size_list
 from common.report import sweep_table
 from common.plots import draw_overlap, sweep_curves
@@ -40,7 +39,7 @@ def default_sizes(largest):
     return sorted({n for n in (64, 128, 256, 512, 1024, 2048) if n < largest} | {largest})
 
 
-options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=add_sizes)
+options, report = helpers.start(__doc__, "parallelism_sweep", add_arguments=add_sizes)
 gpus = helpers.gpus(options.device)
 devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --device gpu: the GPU only
 

@@ -20,10 +20,9 @@ there is one. --size auto: 4000 on a GPU, on the CPU the size at which the
 
 # %% tags=["harness"]
 import helpers
-from common.keys import ASYNC_COMPUTATION
 from common.stats import median, speedup
 
-options, report = helpers.start(__doc__, ASYNC_COMPUTATION)
+options, report = helpers.start(__doc__, "async_computation")
 
 # %% tags=["setup"]
 import torch

@@ -23,10 +23,9 @@ default size on a GPU (4000) needs about 14 GB of GPU memory; pass a smaller
 # %% tags=["harness"]
 import helpers
 from common.i18n import text
-from common.keys import AUTO_PARALLELISM
 from common.stats import matmul_flops, median, overlap, rate, ratio, speedup
 
-options, report = helpers.start(__doc__, AUTO_PARALLELISM)
+options, report = helpers.start(__doc__, "auto_parallelism")
 
 # %% tags=["setup"]
 from statistics import median

@@ -21,12 +21,11 @@ the chapter's fp32 product placed on the roofline (4000 on a GPU).
 
 # %% tags=["harness"]
 import helpers
-from common.keys import HARDWARE
 from common.options import note_unused
 from common.roofline import draw_roofline, gelu_times, roofline_points
 from common.stats import matmul_flops, median, rate, ratio, significant
 
-options, report = helpers.start(__doc__, HARDWARE)
+options, report = helpers.start(__doc__, "hardware")
 if options.size != "auto" and not helpers.gpus(options.device):  # the host rows have fixed sizes
     note_unused(f"--size {options.size}", "it sizes the roofline's product, which needs a GPU")
 

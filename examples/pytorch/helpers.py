@@ -31,6 +31,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import hardware  # noqa: E402
+from common.compare import read_book  # noqa: E402
+from common.keys import EXAMPLES  # noqa: E402
 from common.machine import cpu_model, device_label  # noqa: E402
 from common.machine import cpu_count, host_memory_bytes  # noqa: E402
 from common.options import (CPU_JOB_SECONDS, GPU_SIZE, fail, install_error_hook, no_gpu_reason, oom_message,  # noqa: E402
@@ -53,13 +55,16 @@ def options():
     return _settings["options"]
 
 
-def start(doc, keys=(), add_arguments=None):
-    """Parse a whole script's options, switch TF32 off, and return ``(options, report)``.
+def start(doc, name, add_arguments=None):
+    """Parse a whole script's options, switch TF32 off, and return ``(options, report)`` for the example
+    ``name`` (``"hardware"``), whose keys common.keys names; with --compare the book's figures of it are
+    read first, and a run without them stops here with one line.
 
     Out-of-memory errors from here on end with one line that suggests a smaller
     --size instead of a traceback.
     """
     options = _settings["options"] = parse_options(doc, add_arguments=add_arguments)
+    book = read_book(Path(__file__).resolve().parent, FRAMEWORK, name) if options.compare else None
     # The book's figures are fp32: TF32 would make products ~7x faster and less exact.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -71,7 +76,7 @@ def start(doc, keys=(), add_arguments=None):
         return oom_message(size, *memory_of("cuda" if "cuda" in str(exc).lower() else "cpu"))
 
     install_error_hook(explain)
-    report = _settings["report"] = Report(options, keys)
+    report = _settings["report"] = Report(options, EXAMPLES[name], book)
     return options, report
 
 

@@ -23,7 +23,6 @@ import warnings
 
 import helpers
 from common.hybridize import CHAIN, SWEEP, draw_streams, sweep_option
-from common.keys import HYBRIDIZE
 from common.stats import median, overlap, speedup
 from common.timeline import Span
 
@@ -32,7 +31,7 @@ warnings.filterwarnings("ignore", message="The given buffer is not writable", ca
 # Inductor suggests TF32 for fp32 products; the book keeps fp32 on purpose (see the measuring page).
 warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores", category=UserWarning)
 
-options, report = helpers.start(__doc__, HYBRIDIZE, add_arguments=sweep_option(SWEEP))
+options, report = helpers.start(__doc__, "hybridize", add_arguments=sweep_option(SWEEP))
 cache_warm = helpers.compile_cache() == "warm"  # before this run compiles anything
 
 

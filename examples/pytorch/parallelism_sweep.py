@@ -23,7 +23,6 @@ import torch
 
 import helpers
 from common.i18n import text
-from common.keys import PARALLELISM_SWEEP
 from common.machine import cpu_count
 from common.options import CPU_JOB_SECONDS, GPU_SIZE, fail, no_gpu_reason, size_list
 from common.report import sweep_table
@@ -42,7 +41,7 @@ def default_sizes(largest):
     return sorted({n for n in (64, 128, 256, 512, 1024, 2048) if n < largest} | {largest})
 
 
-options, report = helpers.start(__doc__, PARALLELISM_SWEEP, add_arguments=add_sizes)
+options, report = helpers.start(__doc__, "parallelism_sweep", add_arguments=add_sizes)
 gpus = helpers.gpus(options.device)
 devices = gpus[:1] + ([] if options.device == "gpu" else [helpers.cpu()])  # --device gpu: the GPU only
 helpers.use_cpu_threads(cpu_count())  # one CPU job may use every core, as one GPU job may fill the GPU
