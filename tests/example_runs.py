@@ -4,6 +4,7 @@ the executed notebook."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -19,7 +20,10 @@ from filelock import FileLock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 from common import keys  # noqa: E402
+from common.machine import is_cpu, split_label  # noqa: E402
 from common.options import CPU_JOB_SECONDS  # noqa: E402
+
+RECORDINGS = ROOT / "examples" / "recordings"
 
 # The PyTorch size that every CPU run of the compiled GELU uses, so that they compile one graph
 TINY_COMPILED = "32"
@@ -181,10 +185,57 @@ def figures(out: str) -> dict:
     unit of every timing (seconds) and rate, and of nothing that the object lacks."""
     values = json.loads(out)
     units = values.pop("units")
+    values.pop("compare", None)  # --compare's member: check_comparison reads it
     assert set(units) <= set(values), sorted(set(units) - set(values))
     assert all(units[k] == "s" for k in values if keys.is_timing(k)), units
     assert all(units[k] in ("GB/s", "GFLOP/s", "TFLOP/s") for k in units if not keys.is_timing(k)), units
     return values
+
+
+def book_values(framework: str, name: str) -> dict:
+    """The figures that the book's recording of framework/name glued, as values."""
+    stamp = json.loads((RECORDINGS / framework / f"{name}.ipynb").read_text())["metadata"]["recording"]
+    return {key: ast.literal_eval(text) for key, text in stamp["glue"].items()}
+
+
+def measured(values: dict) -> set:
+    """The keys of a run's measured numbers: no setting, spread, rounded copy, limit or fraction of one, name,
+    list or flag, and no None."""
+    parts = {key for pair in keys.LIMITS.values() for key in pair}
+    return {key for key, value in values.items() if isinstance(value, (int, float)) and not isinstance(value, bool)
+            and key not in keys.SETTINGS | parts and not keys.is_spread(key) and not keys.is_rounded(key)}
+
+
+def device_names(values: dict) -> set:
+    """The names of a run's devices, without their models."""
+    return {split_label(label)[0] for label in values["devices"] or []}
+
+
+def check_comparison(out: str, framework: str, name: str) -> dict:
+    """The ``compare`` member of a ``--json --compare`` run on this machine, which has no GPU: the book's side
+    holds the recording's figures and this run's side the run's own; every figure that the book measured is
+    a row, with the book's value beside this run's, or is listed once under a reason; no row sets a figure of
+    other devices beside the book's (host figures aside), so on this CPU every figure that the book measured
+    on a GPU "needs a GPU", and one the book measured on the same devices is a row wherever this run has it;
+    every row's unit is given. Returns the member."""
+    printed = json.loads(out)
+    compared = printed.pop("compare")
+    printed.pop("units")
+    book, this = compared["book"]["values"], compared["this"]["values"]
+    assert book == book_values(framework, name) and this == printed
+    rows = {row["key"]: row for row in compared["rows"]}
+    grouped = {key: group["reason"] for group in compared["not_compared"] for key in group["keys"]}
+    listed = [*rows, *(key for group in compared["not_compared"] for key in group["keys"])]
+    assert len(listed) == len(set(listed)) and set(listed) >= measured(book), set(listed) ^ measured(book)
+    assert all(row["book"] is not None and row["this"] is not None for row in rows.values()), rows
+    assert all(grouped.values()), grouped
+    assert all(key in keys.HOST_FIGURES or device_names(book) == device_names(this) for key in rows), rows
+    book_gpu = any(not is_cpu(n) for n in device_names(book))
+    assert not any(not is_cpu(n) for n in device_names(this)), "this machine has no GPU"
+    for key in measured(book) - keys.HOST_FIGURES:
+        assert (grouped.get(key) == "needs a GPU") if book_gpu else (key in rows or this.get(key) is None), key
+    assert compared["units"] == {key: keys.unit(key) for key in rows if keys.unit(key)}, compared["units"]
+    return compared
 
 
 # What each script says, run without a GPU, about what it leaves out and why: every line that starts with

@@ -172,7 +172,7 @@ def test_each_zip_carries_the_books_figures_with_their_run_and_units(downloads):
         assert figures["units"] == {key: keys.unit(key) for key in figures["values"] if keys.unit(key)}, name
         assert [figures[k] for k in ("example", "recorded_at", "machine", "versions")] == \
             [f"{framework}/{name}", stamp["recorded_at"], stamp["machine"], stamp["versions"]], name
-        assert BOOK_FIGURES in readme and "--json" in readme, (lang, readme)
+        assert BOOK_FIGURES in readme and "--json" in readme and f"python {name}.py --compare" in readme, (lang, readme)
 
 
 def test_the_pytorch_cpu_file_cannot_resolve_to_the_cuda_build(downloads):
@@ -297,11 +297,11 @@ def test_the_gpu_line_finds_the_pinned_torch_on_pypi_for_each_python():
 GPU_STOP = "what follows needs an NVIDIA GPU, so the program stops here."
 
 
-def run_notebooks(notebooks: dict[str, Path], tmp_path: Path) -> dict[str, dict]:
-    """Each notebook executed in its own folder, all at once, tiny and on the CPU: name -> the executed
-    notebook."""
+def run_notebooks(notebooks: dict[str, Path], tmp_path: Path, options: str = "") -> dict[str, dict]:
+    """Each notebook executed in its own folder, all at once, tiny and on the CPU, with any further
+    ``options``: name -> the executed notebook."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MPLBACKEND")}
-    env["EXAMPLE_ARGS"] = "--size 32 --repeats 1 --device cpu"
+    env["EXAMPLE_ARGS"] = f"--size 32 --repeats 1 --device cpu {options}"
     started = {name: subprocess.Popen([sys.executable, "-c", NOTEBOOK, str(path), str(path.parent),
                                        str(tmp_path / f"{name}.executed.ipynb")], env=env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -324,7 +324,9 @@ def test_zip_runs_its_notebook_from_an_empty_folder(framework, tmp_path):
     book's zips hold the scripts themselves, byte for byte, as a test above checks), unpacked alone into an
     empty folder, runs its notebook there with nbclient, on the CPU: an MXNet one to its end, a PyTorch one
     to its end or to a section that needs a GPU, which stops it with its one line (no traceback) and leaves
-    every later cell empty. (The zip's script runs from its folder in test_readme.py.)"""
+    every later cell empty. It runs with --compare, which reads the zip's book-figures.json: one table sets
+    the book's figures, and its machine, beside the run's. (The zip's script runs from its folder in
+    test_readme.py.)"""
     notebooks = {}
     for (f, name), files in tab_downloads("tr").items():
         if f == framework:
@@ -334,12 +336,18 @@ def test_zip_runs_its_notebook_from_an_empty_folder(framework, tmp_path):
             notebooks[name] = folder / f"{name}.ipynb"
     assert notebooks, f"no {framework} zip"
     stopped = []
-    for name, notebook in run_notebooks(notebooks, tmp_path).items():
+    for name, notebook in run_notebooks(notebooks, tmp_path, "--compare").items():
         cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
         failed = [(i, o) for i, c in enumerate(cells) for o in c["outputs"] if o["output_type"] == "error"]
         assert not failed, f"{name}: cell {failed[0][0]} failed: {failed[0][1]}"
         assert not cell_texts(cells[0]), f"{name}: the guard spoke beside the helpers: {cell_texts(cells[0])}"
-        stops = [i for i, c in enumerate(cells) if cell_texts(c).strip().endswith(GPU_STOP)]
+        printed = "".join(cell_texts(c) for c in cells)
+        figures = notebooks[name].parent.resolve() / BOOK_FIGURES
+        book = json.loads(figures.read_text(encoding="utf-8"))["machine"]
+        assert printed.count("--compare: ") == 1, f"{name}: {printed}"
+        assert f"--compare: the book's figures ({figures}) beside this run's\nbook:     GPU {book['gpus'][0]}" \
+            f"; CPU {book['cpu']}, {book['cpu_threads']} threads; " in printed, f"{name}: {printed}"
+        stops = [i for i, c in enumerate(cells) if GPU_STOP in cell_texts(c)]
         if stops:
             stopped.append(name)
             assert not [c for c in cells[stops[0] + 1:] if c["outputs"]], f"{name}: cells after the GPU stop ran"

@@ -7,6 +7,7 @@ import ast
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 os.environ.setdefault("MPLBACKEND", "Agg")  # draw without a display
 
-from common import hardware, i18n, keys, options, plots, report, stats, timeline  # noqa: E402
+from common import compare, hardware, i18n, keys, options, plots, report, stats, timeline  # noqa: E402
 from common.machine import device_label  # noqa: E402
+from example_runs import check_comparison  # noqa: E402
 from fake_nvml import FakeNvml  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -415,6 +417,115 @@ def test_a_text_is_printed_in_english_by_a_script_and_shown_in_every_language_in
     rep.text(lambda lang: f"table in {lang}")
     assert shown == [({"text/plain": "table in en"}, {"book_language": "en"}),
                      ({"text/plain": "table in tr"}, {"book_language": "tr"})]
+
+
+# Comparison with the book (--compare) ----------------------------------------
+
+# A book's run on a GPU and the CPU, as common.compare.read_book returns it.
+BOOK = {"source": "book-figures.json", "recorded_at": "2026-12-06T20:44:43+00:00", "example_args": "",
+        "machine": {"gpus": ["NVIDIA H100 80GB HBM3"], "cpu": "Book CPU", "cpu_threads": 16},
+        "versions": {"python": "0.0.1", "numpy": "0.0.1"},
+        "values": {"devices": ["cpu (Book CPU)", "cuda:0 (NVIDIA H100 80GB HBM3)"], "repeats": 5,
+                   "t_host_copy": 0.0314, "t_host_copy_spread": [0.031, 0.032], "memory_copy_gbps": 3028.5,
+                   "memory_peak_gbps": 3352.3, "memory_frac": 0.9034, "fp8_tflops": 1631.1, "t_sync": 2.05e-5,
+                   "cpu_op_issue_us": 3.0, "gelu_recording": "H100", "export_matches": True}}
+
+
+def this_run(devices, **values):
+    """This run's values on ``devices``: the book's figures doubled (GPU ones None off a GPU), and ``values``."""
+    doubled = {k: 2 * v for k, v in BOOK["values"].items() if k in ("t_host_copy", "memory_copy_gbps", "t_sync")}
+    return {**BOOK["values"], **doubled, "devices": devices, "repeats": 2, **values}
+
+
+def test_compare_faces_like_with_like_and_says_once_why_the_rest_is_not(monkeypatch):
+    """Same devices: each figure faces the book's, a limited rate with each machine's fraction of its own
+    limit; a figure this run lacks is listed under its reason (fp8's by its prefix); settings, spreads,
+    rounded copies, limits, names and flags are no rows, and a differing setting is named with both values.
+    Other devices: a host figure is still compared; the rest "needs a GPU", or "ran on other devices"."""
+    monkeypatch.setattr(sys, "argv", ["hardware.py", "--repeats", "2", "--compare", "--json"])
+    h200 = this_run(["cpu (This CPU)", "cuda:0 (NVIDIA H200)"], memory_peak_gbps=4917.0, memory_frac=1.2317,
+                    fp8_tflops=None, t_sync=None)
+    compared = compare.comparison(BOOK, h200)
+    assert compared["rows"] == [
+        {"key": "t_host_copy", "book": 0.0314, "this": 0.0628, "ratio": 2.0},
+        {"key": "memory_copy_gbps", "book": 3028.5, "this": 6057.0, "ratio": 2.0, "book_limit": 3352.3,
+         "book_frac": 0.9034, "this_limit": 4917.0, "this_frac": 1.2317}]
+    assert compared["not_compared"] == [{"reason": "fp8 needs compute capability 8.9 or newer", "keys": ["fp8_tflops"]},
+                                        {"reason": "not measured on this run", "keys": ["t_sync"]}]
+    assert compared["units"] == {"t_host_copy": "s", "memory_copy_gbps": "GB/s"}
+    assert compared["this"]["machine"]["gpus"] == ["NVIDIA H200"] and compared["this"]["options"] == "--repeats 2"
+    assert compared["differs"][0] == "GPU model" and "Python" in compared["differs"] and "numpy" in compared["differs"]
+    assert compared["differs"][-2:] == ["options", "repeats (book: 5; this: 2)"]
+    two = compare.comparison(BOOK, this_run(["cuda:0 (NVIDIA H200)", "cuda:1 (NVIDIA H200)"]))
+    assert [row["key"] for row in two["rows"]] == ["t_host_copy"]
+    assert two["not_compared"] == [{"reason": "ran on other devices (book: cpu, cuda:0; this: cuda:0, cuda:1)",
+                                    "keys": ["memory_copy_gbps", "fp8_tflops", "t_sync"]}]
+    cpu = compare.comparison(BOOK, this_run(["cpu (This CPU)"], memory_copy_gbps=None, t_sync=None))
+    assert cpu["not_compared"] == [{"reason": "needs a GPU", "keys": ["memory_copy_gbps", "fp8_tflops", "t_sync"]}]
+    assert "devices (book: cpu, cuda:0; this: cpu)" in cpu["differs"]
+
+
+def test_compare_prints_one_table_or_the_json_member(monkeypatch, capsys):
+    """Report.finish() with the book's figures: a table (times in s, ms or µs, rates with 3 significant
+    digits, both fractions of a limit on the rate's row, the figures not compared under their reason);
+    with --json the object's compare member instead."""
+    monkeypatch.setattr(sys, "argv", ["hardware.py", "--compare"])
+    values = this_run(["cpu (This CPU)", "cuda:0 (NVIDIA H200)"], memory_peak_gbps=4917.0, memory_frac=1.2317,
+                      fp8_tflops=None, t_sync=None)
+    for as_json in (False, True):
+        rep = report.Report(argparse.Namespace(json=as_json, figures=None, repeats=2), keys=[], book=BOOK)
+        rep.publish_all({k: v for k, v in values.items() if k != "repeats"})
+        rep.finish()
+        out = capsys.readouterr().out
+        if as_json:
+            assert json.loads(out)["compare"]["rows"][1]["this_frac"] == 1.2317
+            continue
+        lines = out.splitlines()
+        assert lines[0] == "--compare: the book's figures (book-figures.json) beside this run's"
+        assert lines[1].startswith("book:     GPU NVIDIA H100 80GB HBM3; CPU Book CPU, 16 threads; Python 0.0.1, "
+                                   "numpy 0.0.1; 2026-12-06; options: none")
+        assert lines[2].startswith("this run: GPU NVIDIA H200; CPU ") and lines[3].startswith("differs:  GPU model, ")
+        assert [line.split() for line in lines[5:8]] == [
+            ["figure", "unit", "book", "this", "run", "this/book", "book/limit", "this/limit"],
+            ["t_host_copy", "s", "31.4", "ms", "62.8", "ms", "2.00"],
+            ["memory_copy_gbps", "GB/s", "3030", "6060", "2.00", "0.90", "1.23"]]
+        assert lines[9:] == ["not compared:", "  fp8 needs compute capability 8.9 or newer: fp8_tflops",
+                             "  not measured on this run: t_sync"]
+    assert [compare.significant(x) for x in (3028.5, 68.33, 1.0, 0.002446, -0.036)] == \
+        ["3030", "68.3", "1.00", "0.00245", "-0.0360"]
+
+
+def test_the_comparison_check_catches_a_gpu_figure_facing_a_cpu_one():
+    """example_runs.check_comparison, which every --compare --json run of the tests passes, fails where a
+    GPU figure of the book faces a CPU run's, and where a figure of the book is neither a row nor listed."""
+    book = compare.read_book(EXAMPLES / "pytorch", "pytorch", "hardware")
+    gpu_only = {k for k, v in book["values"].items() if isinstance(v, float) and k not in keys.HOST_FIGURES}
+    values = {**{k: None if k in gpu_only else v for k, v in book["values"].items()}, "devices": ["cpu (This CPU)"]}
+    honest = compare.comparison(book, values)
+    check_comparison(json.dumps({**values, "units": {}, "compare": honest}), "pytorch", "hardware")
+    (needs_gpu,) = honest["not_compared"]
+    facing = {**honest, "rows": [*honest["rows"], {"key": "t_sync", "book": book["values"]["t_sync"], "this": 1e-5,
+                                                   "ratio": 1.0}],
+              "not_compared": [{**needs_gpu, "keys": [k for k in needs_gpu["keys"] if k != "t_sync"]}]}
+    missing = {**honest, "not_compared": facing["not_compared"]}
+    for planted in (facing, missing):
+        with pytest.raises(AssertionError):
+            check_comparison(json.dumps({**values, "units": {}, "compare": planted}), "pytorch", "hardware")
+
+
+def test_compare_without_the_books_figures_stops_with_one_line_naming_both_places(tmp_path):
+    """A script copied without its recording and without a zip's book-figures.json: --compare stops before
+    measuring, exit 2, with one line that names both places it looked."""
+    copied = tmp_path / "examples"
+    shutil.copytree(EXAMPLES / "common", copied / "common")
+    (copied / "pytorch").mkdir()
+    for script in (EXAMPLES / "pytorch").glob("*.py"):
+        shutil.copy(script, copied / "pytorch")
+    done = subprocess.run([sys.executable, "hardware.py", "--compare"], cwd=copied / "pytorch", capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr == (f"hardware.py: error: --compare: the book's figures of pytorch/hardware are neither in "
+                           f"{copied}/pytorch/book-figures.json nor in {copied}/recordings/pytorch/hardware.ipynb\n")
 
 
 # Drawing ---------------------------------------------------------------------

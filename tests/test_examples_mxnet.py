@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, HUNG_AFTER_S, NOTEBOOK, PNG, TIME, \
-    auto_size_and_job_time, check_cpu_notes, check_executed_notebook, check_shown_cells, figures, median_interval, ok, overlap_range, run_cases
+    auto_size_and_job_time, check_comparison, check_cpu_notes, check_executed_notebook, check_shown_cells, figures, median_interval, ok, overlap_range, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "examples" / "mxnet"
@@ -67,16 +67,16 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 CASES = {
     "auto": ["auto_parallelism.py", *TINY, "--figures", "{tmp}/auto"],
-    "auto_json": ["auto_parallelism.py", *TINY, "--json"],
+    "auto_json": ["auto_parallelism.py", *TINY, "--json", "--compare"],
     "auto_bad": ["auto_parallelism.py", "--size", "0"],
     "auto_planted": ["-c", PLANTED, "auto_parallelism.py", "--size", "16", "--repeats", "1"],
     "async": ["async_computation.py", *TINY, "--device", "cpu"],
     "async_auto": ["async_computation.py", "--repeats", "1"],
-    "async_json": ["async_computation.py", *TINY, "--json"],
+    "async_json": ["async_computation.py", *TINY, "--json", "--compare"],
     "async_oom": ["async_computation.py", "--size", "2000000", "--device", "cpu"],
     "async_bad": ["async_computation.py", "--repeats", "0"],
     "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--figures", "{tmp}/sweep"],
-    "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--json"],
+    "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--json", "--compare"],
     "sweep_bad": ["parallelism_sweep.py", "--sizes", "64,x"],
     "sweep_too_big": ["parallelism_sweep.py", "--size", "200000"],
     "pretend_1gpu": ["-c", PRETEND, "1", "auto_parallelism.py", "--size", "32", "--repeats", "1", "--json"],
@@ -211,6 +211,15 @@ def test_json_keys_equal_the_pytorch_twins(runs, name, short):
     values = figures(ok(runs, f"{short}_json")[0])
     assert set(values) == DOCUMENTED[name]
     assert values["devices"] and all(d.startswith("cpu(") for d in values["devices"])
+
+
+@pytest.mark.parametrize("name, short", [("auto_parallelism", "auto"), ("async_computation", "async"),
+                                         ("parallelism_sweep", "sweep")])
+def test_compare_sets_the_books_cpu_figures_beside_this_runs(runs, name, short):
+    """--compare --json: the book ran MXNet on CPU contexts too, so its figures face this run's, each row
+    with both values (example_runs.check_comparison)."""
+    compared = check_comparison(ok(runs, f"{short}_json")[0], "mxnet", name)
+    assert compared["rows"], compared
 
 
 def test_async_computation_labels(runs):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from example_runs import ALONE_HUNG_AFTER_S, DOCUMENTED, HIDDEN, NOTEBOOK, PNG, TIME, auto_size_and_job_time, \
-    check_cpu_notes, check_executed_notebook, check_shown_cells, figures, ok, run_cases
+    check_comparison, check_cpu_notes, check_executed_notebook, check_shown_cells, figures, ok, run_cases
 from common.machine import host_memory_bytes  # noqa: E402 (example_runs puts examples/ on the path)
 from common.options import fitting_size  # noqa: E402
 
@@ -33,14 +33,15 @@ NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}  # no GPU for torch, even on a machine wit
 
 CASES = {
     "auto": ["auto_parallelism.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--figures", "{tmp}/auto"],
-    "auto_json": ["auto_parallelism.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
+    "auto_json": ["auto_parallelism.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json", "--compare"],
     "auto_bad": ["auto_parallelism.py", "--size", "0"],
     "async": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu"],
     "async_auto": ["async_computation.py", "--repeats", "1", "--device", "cpu"],
-    "async_json": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json"],
+    "async_json": ["async_computation.py", "--size", "48", "--repeats", "3", "--device", "cpu", "--json", "--compare"],
     "async_oom": ["async_computation.py", "--size", "2000000", "--device", "cpu"],
     "sweep": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--figures", "{tmp}/sweep"],
-    "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu", "--json"],
+    "sweep_json": ["parallelism_sweep.py", "--sizes", "32,64", "--repeats", "3", "--device", "cpu", "--json",
+                   "--compare"],
     "sweep_bad": ["parallelism_sweep.py", "--sizes", "64,x"],
     "sweep_too_big": ["parallelism_sweep.py", "--size", "200000", "--device", "cpu"],
     "notebook": ["-c", NOTEBOOK, str(SCRIPTS / "auto_parallelism.py"), str(SCRIPTS), "{tmp}/auto.ipynb"],
@@ -122,6 +123,14 @@ def test_auto_parallelism_json(runs):
     if not sane(values):  # a sanity bound, not a benchmark: one more run before judging
         values = rerun_json("auto_json")
     assert sane(values), values
+
+
+@pytest.mark.parametrize("case, name", [("auto_json", "auto_parallelism"), ("async_json", "async_computation"),
+                                        ("sweep_json", "parallelism_sweep")])
+def test_compare_sets_the_books_gpu_figures_aside_on_the_cpu(runs, case, name):
+    """--compare --json: the book ran these on a GPU, so on the CPU each of its figures is listed once under
+    "needs a GPU" and none faces a CPU figure (example_runs.check_comparison)."""
+    check_comparison(ok(runs, case)[0], "pytorch", name)
 
 
 def test_async_computation_is_honest_about_the_cpu(runs):

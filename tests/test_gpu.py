@@ -22,6 +22,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 SCRIPTS = Path(__file__).resolve().parents[1] / "examples" / "pytorch"
+sys.path.insert(0, str(SCRIPTS.parent))  # common/, as the scripts' helpers put it
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
@@ -61,9 +62,39 @@ def auto(helpers, tmp_path_factory):
         sys.argv = argv
 
 
-def run_script(*args):
+def run_script(*args, **env):
     return subprocess.run([sys.executable, *args], cwd=SCRIPTS, capture_output=True, text=True,
-                          timeout=600, env=dict(os.environ, MPLBACKEND="Agg"))
+                          timeout=600, env=dict(os.environ, MPLBACKEND="Agg", **env))
+
+
+def nvml_peaks(torch, device):
+    """The limits of ``device`` recomputed here from NVML and its properties, by the key the scripts publish:
+    the link's from the maximum PCIe generation and width (GT/s x line code / 8 bits x lanes), device
+    memory's from the maximum memory clock and bus width (clock x 2 x bits / 8), fp32's from the SM count,
+    compute capability and maximum SM clock (SMs x lanes x 2 x clock), and the Tensor Cores' of each
+    precision that the capability has (SMs x FLOP per clock x clock)."""
+    import pynvml
+    from common import hardware
+
+    properties = torch.cuda.get_device_properties(device)
+    uuid = str(properties.uuid)
+    pynvml.nvmlInit()
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}")
+        generation = pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle)
+        width = pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle)
+        clock_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+        memory_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+        bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+    finally:
+        pynvml.nvmlShutdown()
+    gt_per_s, line_code = hardware.PCIE_GENERATIONS[generation]
+    capability, sms = (properties.major, properties.minor), properties.multi_processor_count
+    tensor = hardware.TENSOR_FLOP_PER_CLOCK.get(capability, {})
+    return {"link_peak_gbps": gt_per_s * line_code / 8 * width,
+            "memory_peak_gbps": memory_mhz * 1e6 * 2 * bus_bits / 8 / 1e9,
+            "fp32_peak_tflops": sms * hardware.FP32_LANES_PER_SM[capability] * 2 * clock_mhz * 1e6 / 1e12,
+            **{f"{p}_peak_tflops": sms * flop * clock_mhz * 1e6 / 1e12 for p, flop in tensor.items()}}
 
 
 def test_side_stream_copies_are_right_and_the_no_wait_variant_is_caught(auto):
@@ -115,31 +146,12 @@ def test_published_gpu_figures_are_consistent(auto):
 
 
 def test_published_peaks_are_recomputed_from_nvml_and_the_device_properties(auto, torch):
-    """The peaks the book publishes equal the ones recomputed here from the hardware: the link's from
-    NVML's maximum PCIe generation and width (GT/s x line code / 8 bits x lanes), the fp32 one from the
-    device's SM count and compute capability and NVML's maximum SM clock (SMs x lanes x 2 x clock). The
-    best measured rates passed off as the peaks fail here; the fractions' bound of 1.02 would let them by."""
-    import pynvml
-    from common import hardware
-
-    properties = torch.cuda.get_device_properties(auto["gpu"])
-    uuid = str(properties.uuid)
-    pynvml.nvmlInit()
-    try:
-        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}")
-        generation = pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle)
-        width = pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle)
-        clock_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
-    finally:
-        pynvml.nvmlShutdown()
-    gt_per_s, line_code = hardware.PCIE_GENERATIONS[generation]
-    lanes = hardware.FP32_LANES_PER_SM[(properties.major, properties.minor)]
-    values = auto["figures"]
-    assert values["link_peak_gbps"] == pytest.approx(gt_per_s * line_code / 8 * width, rel=1e-9), \
-        (generation, width, values["link_peak_gbps"])
-    assert values["fp32_peak_tflops"] == pytest.approx(
-        properties.multi_processor_count * lanes * 2 * clock_mhz * 1e6 / 1e12, rel=1e-9), \
-        (properties.multi_processor_count, lanes, clock_mhz, values["fp32_peak_tflops"])
+    """The peaks the book publishes equal the ones recomputed here from the hardware (nvml_peaks): the
+    link's and the fp32 one. The best measured rates passed off as the peaks fail here; the fractions'
+    bound of 1.02 would let them by."""
+    peaks, values = nvml_peaks(torch, auto["gpu"]), auto["figures"]
+    for key in ("link_peak_gbps", "fp32_peak_tflops"):
+        assert values[key] == pytest.approx(peaks[key], rel=1e-9), (key, values[key], peaks[key])
 
 
 def test_peaks_are_read_through_nvml(helpers, gpu):
@@ -258,12 +270,10 @@ def test_the_roofline_draws_its_dashed_roofs_at_the_limits_the_device_gives(help
     assert sorted(top for _, top in roofs) == pytest.approx(sorted([limits["fp32"], limits["bf16"]])), roofs
 
 
-def test_hardware_example_measures_every_gpu_row_below_its_limits():
+def test_hardware_example_measures_every_gpu_row_below_its_limits(torch):
     """On a GPU every row of the hardware page is measured; every rate is below the limit computed from
     the hardware, whose memory peak is recomputed here from NVML; the L2 copy beats device memory,
     pinned copies beat pageable ones, and the GPU runs a small kernel faster than Python issues one."""
-    import pynvml
-    import torch
     done = run_script("hardware.py", "--json", "--repeats", "2")
     assert done.returncode == 0, done.stderr
     values = json.loads(done.stdout)
@@ -273,15 +283,36 @@ def test_hardware_example_measures_every_gpu_row_below_its_limits():
     assert not missing or missing == ["gelu_recording"], missing
     for key in [k for k in values if k.endswith("_frac") and values[k] is not None]:
         assert 0.2 < values[key] <= 1.0, (key, values[key])
-    uuid = str(properties.uuid)
-    pynvml.nvmlInit()
-    try:
-        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.upper().startswith("GPU-") else f"GPU-{uuid}")
-        memory = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM) * 1e6 * 2 \
-            * pynvml.nvmlDeviceGetMemoryBusWidth(handle) / 8 / 1e9
-    finally:
-        pynvml.nvmlShutdown()
+    memory = nvml_peaks(torch, torch.device("cuda", 0))["memory_peak_gbps"]
     assert values["memory_peak_gbps"] == pytest.approx(memory, rel=1e-9)
     assert values["speedup_l2_copy"] > 1 and values["slowdown_pageable_h2d"] > 1 and values["slowdown_pageable_d2h"] > 1
     assert values["t_gpu_op_gpu"] < values["t_gpu_op_issue"]
     assert values["bf16_tflops"] > 2 * values["fp32_tflops"]
+
+
+def test_compare_sets_each_limited_rate_beside_this_gpus_own_limit(torch):
+    """hardware.py --compare --json on one GPU, as the book's run: every rate that the hardware limits and
+    both runs measured is a row whose fraction for this run is its rate over the limit recomputed here
+    from NVML (nvml_peaks), beside the book's rate over the book's own limit."""
+    from common import keys
+    from common.compare import read_book
+
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]  # the GPU that torch calls cuda:0 here
+    done = run_script("hardware.py", "--compare", "--json", "--repeats", "2", CUDA_VISIBLE_DEVICES=first)
+    assert done.returncode == 0, done.stderr
+    compared = json.loads(done.stdout)["compare"]
+    book, this = compared["book"]["values"], compared["this"]["values"]
+    assert book == read_book(SCRIPTS, "pytorch", "hardware")["values"]
+    peaks = nvml_peaks(torch, torch.device("cuda", 0))
+    rows = {row["key"]: row for row in compared["rows"] if row["key"] in keys.LIMITS}
+    assert set(rows) == {k for k in keys.LIMITS if k in keys.HARDWARE and None not in (book[k], this[k])}, rows
+    for key, row in rows.items():
+        limit, _ = keys.LIMITS[key]
+        peak = peaks.get(limit)  # None where common.hardware knows no such limit for this GPU
+        if peak is None:
+            assert (row["this_limit"], row["this_frac"]) == (None, None), (key, row)
+        else:
+            assert row["this_limit"] == pytest.approx(peak, rel=1e-9), (key, row)
+            assert row["this_frac"] == pytest.approx(row["this"] / peak, rel=1e-9), (key, row)
+        assert (row["book"], row["book_limit"]) == (book[key], book[limit]), (key, row)
+        assert row["book_frac"] == pytest.approx(book[key] / book[limit], rel=1e-9), (key, row)

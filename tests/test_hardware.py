@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import types
+from itertools import takewhile
 from pathlib import Path
 
 import pytest
@@ -27,16 +28,19 @@ sys.path.insert(0, str(EXAMPLES))
 from common import hardware, keys  # noqa: E402
 from common.roofline import (GELU_EAGER_BYTES, GELU_FLOPS, GELU_FUSED_BYTES, draw_roofline,  # noqa: E402
                              gelu_times, roofline_points)
-from example_runs import TIME, check_cpu_notes, figures  # noqa: E402
+from common.machine import cpu_count, cpu_model  # noqa: E402
+from common.report import duration  # noqa: E402
+from example_runs import TIME, book_values, check_comparison, check_cpu_notes, figures, measured  # noqa: E402
 from fake_nvml import FakeNvml  # noqa: E402
 from roofline_lines import dashed_roofs  # noqa: E402
 
 TINY = ["--repeats", "1", "--size", "48"]
+MEDIAN = TIME.split(r" \[")[0]  # a printed timing's median, without its spread
 CASES = {
-    "pytorch": ["pytorch", *TINY, "--device", "cpu"],
-    "pytorch_json": ["pytorch", *TINY, "--device", "cpu", "--json"],
+    "pytorch": ["pytorch", *TINY, "--device", "cpu", "--compare"],
+    "pytorch_json": ["pytorch", *TINY, "--device", "cpu", "--json", "--compare"],
     "mxnet": ["mxnet", *TINY],
-    "mxnet_json": ["mxnet", *TINY, "--json"],
+    "mxnet_json": ["mxnet", *TINY, "--json", "--compare"],
     "pytorch_bad": ["pytorch", "--repeats", "0"],
     "mxnet_bad": ["mxnet", "--device", "tpu"],
 }
@@ -84,11 +88,51 @@ def test_the_host_rows_come_out_with_their_spread_and_no_limit_for_host_memory(r
 
 
 def test_pytorch_says_once_that_the_gpu_rows_need_a_gpu_and_exits_0(runs):
+    """The run stops with one line where the GPU rows begin; only --compare's table follows it."""
     status, out, err = runs["pytorch"]
     assert status == 0 and "Traceback" not in err, err
     check_cpu_notes(out, "pytorch", "hardware", "--device cpu")
-    assert out.rstrip().endswith("what follows needs an NVIDIA GPU, so the program stops here."), out
+    ran, table = out.split("\n--compare: ")
+    assert ran.endswith("what follows needs an NVIDIA GPU, so the program stops here."), out
     assert "on the GPU" not in out
+
+
+def test_compare_prints_both_machines_the_host_rows_and_the_gpu_rows_once(runs):
+    """--compare on the CPU: one table under the run, whose header names the book's machine (its GPU,
+    CPU and threads) and this one ("no GPU", this CPU and threads) and what differs; the host rows set
+    the book's figure, in a readable unit, beside this run's; every GPU row is named once, under "needs a
+    GPU"."""
+    _, out, _ = runs["pytorch"]
+    table = out[out.index("--compare: "):]
+    assert out.count("--compare: ") == 1
+    book = json.loads(RECORDING.read_text())["metadata"]["recording"]["machine"]
+    header = table.splitlines()[1:4]
+    assert header[0].startswith("book:") and all(g in header[0] for g in book["gpus"]), header
+    assert f"CPU {book['cpu']}, {book['cpu_threads']} threads" in header[0], header
+    assert header[1].startswith("this run: no GPU; ") and f"CPU {cpu_model()}, {cpu_count()} threads" in header[1]
+    assert header[2].startswith("differs:  GPU model, ") and "repeats (book: 5; this: 1)" in header[2], header
+    values = book_values("pytorch", "hardware")
+    for key in HOST_KEYS:
+        if keys.unit(key) == "s":
+            assert re.search(rf"^{key} +s +{re.escape(duration(values[key]))} +{MEDIAN} +[\d.]+$", table, re.M), \
+                (key, table)
+    gpu_rows = measured(values) - keys.HOST_FIGURES
+    assert {"t_sync", "memory_copy_gbps", "fp32_tflops"} <= gpu_rows
+    lines = table.splitlines()
+    (first,) = [i for i, line in enumerate(lines) if line.startswith("  needs a GPU: ")]
+    group = [lines[first], *takewhile(lambda line: line.startswith("    "), lines[first + 1:])]
+    assert set(" ".join(line.strip() for line in group).removeprefix("needs a GPU: ").split(", ")) == gpu_rows, group
+    assert all(len(re.findall(rf"\b{key}\b", table)) == 1 for key in gpu_rows), table
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "mxnet"])
+def test_compare_json_sets_like_beside_like(runs, framework):
+    """--compare --json: the host rows face the book's; PyTorch's GPU rows "need a GPU"
+    (example_runs.check_comparison)."""
+    status, out, err = runs[f"{framework}_json"]
+    assert status == 0, err
+    compared = check_comparison(out, framework, "hardware")
+    assert {row["key"] for row in compared["rows"]} <= keys.HOST_FIGURES, compared["rows"]
 
 
 def test_mxnet_says_once_why_the_gpu_rows_are_pytorchs(runs):

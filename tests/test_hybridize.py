@@ -23,16 +23,16 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from common.hybridize import STEPS  # noqa: E402
-from example_runs import TIME, TINY_COMPILED, check_cpu_notes, compiling_alone, figures  # noqa: E402
+from example_runs import TIME, TINY_COMPILED, check_comparison, check_cpu_notes, compiling_alone, figures  # noqa: E402
 TIMING = rf"({TIME})"
 SHOWN_LINES, SHOWN_COLUMNS = 12, 79
 HIDDEN = ("harness", "finish")
 TINY = ["--size", TINY_COMPILED, "--repeats", "2", "--device", "cpu"]
 CASES = {
     "pytorch": ["pytorch", *TINY],
-    "pytorch_json": ["pytorch", *TINY, "--json"],
+    "pytorch_json": ["pytorch", *TINY, "--json", "--compare"],
     "mxnet": ["mxnet", *TINY, "--sweep", "16,32"],
-    "mxnet_json": ["mxnet", *TINY, "--sweep", "16,32", "--json"],
+    "mxnet_json": ["mxnet", *TINY, "--sweep", "16,32", "--json", "--compare"],
     "pytorch_bad": ["pytorch", "--sweep", "64,x"],
     "mxnet_bad": ["mxnet", "--size", "0"],
 }
@@ -124,6 +124,16 @@ def test_twins_publish_the_same_keys(runs):
     """Both tabs of the page can paste the same figures: the --json keys are the documented ones."""
     objects = {fw: figures(runs[f"{fw}_json"][1]) for fw in ("pytorch", "mxnet")}
     assert set(objects["pytorch"]) == set(objects["mxnet"]) == keys()
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "mxnet"])
+def test_compare_sets_like_beside_like(runs, framework):
+    """--compare --json: PyTorch's book figures came from a GPU and are set aside as "needs a GPU"; MXNet's
+    came from CPU contexts and face this run's (example_runs.check_comparison)."""
+    status, stdout, stderr = runs[f"{framework}_json"]
+    assert status == 0, stderr
+    compared = check_comparison(stdout, framework, "hybridize")
+    assert bool(compared["rows"]) == (framework == "mxnet"), compared["rows"]
 
 
 def test_cpu_values(runs):
