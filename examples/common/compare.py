@@ -35,6 +35,7 @@ PRINTING = ("--compare", "--json")
 SIDES = {"book": "book", "this": "this run"}
 #: The parts of a limited rate (its limit and its fraction of it): on the rate's row, never rows themselves.
 LIMIT_PARTS = {key for parts in LIMITS.values() for key in parts}
+#: The columns at which the lists of figures not compared wrap.
 WIDTH = 100
 
 
