@@ -26,10 +26,11 @@ from page_programs import (EXAMPLES, FRAMEWORKS, LESSONS, Cell, device_guards, h
 PAGES = [(page, framework) for page in LESSONS for framework in FRAMEWORKS if shown_cells(page, framework)]
 STOPPED = "what follows needs"
 # Values may differ from the recorded run, and so may the unit a time is printed in.
-# A value the run printed: a number, with its unit if any, or "never", the break-even of a saving that
-# did not come (the hybridize page prints one or the other, as the run went).
+# A value the run printed: a number, with its unit if any; "never", the break-even of a saving that
+# did not come; or the compile cache's state, "empty" or "warm", which depends on what ran before
+# (the hybridize page prints one or the other, as the run went).
 # a value, with its sign (an overlap may come out just below 0), but not the dash of a range: [94.0-107]
-NUMBER = re.compile(r"(?:(?<![\w.\]])-)?\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?|\bnever\b")
+NUMBER = re.compile(r"(?:(?<![\w.\]])-)?\d+(?:[.,]\d+)?(?: (?:s|ms|µs)\b)?|\bnever\b|(?<=^compile cache: )(?:empty|warm)$")
 # The model in "device: cuda:0 (NVIDIA H200)" is the machine's, not the program's.
 DEVICE_MODEL = re.compile(r"^(device: \S+) \(.*\)$")
 
