@@ -3,8 +3,8 @@ prints with Chromium, and a link to that PDF in the download menu of every HTML 
 
 The ``pdfhtml`` builder, a single-page HTML builder, writes ``index.html``:
 
-- a title page: the book's title, authors and opening text, and the recorded runs that every output,
-  figure and measured value comes from (machine, date, library versions);
+- a title page: the book's title and authors, the recorded runs that every output,
+  figure and measured value comes from (machine, date, library versions), and the opening text;
 - a table of contents of the chapters and their pages, whose page numbers the printer fills in;
 - every page of the toctree, in its order. A page's own pages follow its text inside its first
   section, so chapters, glossary and execution times are <h1>, a chapter's pages <h2>, and so on:
@@ -117,11 +117,11 @@ class PdfHtmlBuilder(SingleFileHTMLBuilder):
         return part
 
     def title_page(self, opening: nodes.section) -> nodes.container:
-        """The book's title and authors, the root page's text, and the recorded runs."""
+        """The book's title and authors, the recorded runs, and the root page's text (after the runs, so
+        that the page names them however long that text grows)."""
         page = nodes.container(classes=["pdf-title-page"])
         page += nodes.paragraph(text=self.config.project, classes=["pdf-book-title"])
         page += nodes.paragraph(text=self.config.author, classes=["pdf-book-author"])
-        page.extend(child for child in opening.children if not isinstance(child, nodes.title))
         runs = self.recorded_runs()
         page += nodes.paragraph(text=_("Every output, figure and measured value in this book comes from this "
                                        "recorded run of its examples:") if len(runs) == 1 else
@@ -129,6 +129,7 @@ class PdfHtmlBuilder(SingleFileHTMLBuilder):
                                   "recorded runs of its examples:"), classes=["pdf-runs-intro"])
         page += nodes.bullet_list("", *(nodes.list_item("", nodes.paragraph(text=run)) for run in runs),
                                   classes=["pdf-runs"])
+        page.extend(child for child in opening.children if not isinstance(child, nodes.title))
         return page
 
     def recorded_runs(self) -> list[str]:
