@@ -47,6 +47,7 @@ extensions = [
     "example_cells",  # example cells with recorded outputs, and measured values in the prose
     "execution_times",  # the table of how long each recorded example ran
     "reproducibility",  # the ratios across every kept run of the same code, and a verdict on each
+    "gpu_comparison",  # the hardware page's figures on each GPU model, from the newest kept run of each
     "language_switch",  # every page links to itself in the other language
     "mathml",  # formulas as MathML, drawn by the browser offline
     "turkish_citations",  # citation styles for the Turkish book

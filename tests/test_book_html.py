@@ -18,6 +18,7 @@ from book_facts import ExampleUse, tree_facts
 from built_links import broken_links
 from code_comments import translate
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
+from tiny_books import build_tiny_book
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -480,15 +481,10 @@ def synthetic_project(tmp_path: Path) -> Path:
 
 def edited_synthetic_build(tmp_path: Path, edit):
     """Build the English synthetic project after ``edit`` (old page text -> new); the finished process."""
-    import subprocess
-    import sys
-
     project = synthetic_project(tmp_path)
     index = project / "docs" / "index.rst"
     index.write_text(edit(index.read_text()))
-    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
-                           "-D", f"examples_dir={project / 'examples'}", str(project / "docs"),
-                           str(project / "html")], capture_output=True, text=True, timeout=300)
+    return build_tiny_book(project)
 
 
 def failed_synthetic_build(tmp_path: Path, edit) -> str:
@@ -500,18 +496,10 @@ def failed_synthetic_build(tmp_path: Path, edit) -> str:
 
 @pytest.fixture(scope="module")
 def synthetic_books(tmp_path_factory) -> dict[str, BeautifulSoup]:
-    import os
-    import subprocess
-    import sys
-
     project = synthetic_project(tmp_path_factory.mktemp("synthetic"))
     books = {}
     for lang in LANGUAGES:
-        args = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-c", str(ROOT / "conf"),
-                "-D", f"examples_dir={project / 'examples'}", "-d", str(project / "doctrees" / lang),
-                str(project / "docs"), str(project / "html" / lang)]
-        built = subprocess.run(args, capture_output=True, text=True, timeout=300,
-                               env=dict(os.environ, BOOK_LANGUAGE=lang))
+        built = build_tiny_book(project, lang)
         assert built.returncode == 0, built.stderr
         books[lang] = BeautifulSoup((project / "html" / lang / "index.html").read_text(encoding="utf-8"),
                                     "html.parser")
@@ -561,7 +549,7 @@ def test_a_first_use_that_prints_nothing_says_so_above_its_stamp(tmp_path):
         ".. example:: tiny\n   :cells: queue\n", ".. example:: tiny\n   :cells: gpu-only\n   :hide-code:\n\n"
         ".. example:: tiny\n   :cells: queue\n", 1))
     assert built.returncode == 0, built.stderr
-    first = BeautifulSoup((tmp_path / "html" / "index.html").read_text(encoding="utf-8"),
+    first = BeautifulSoup((tmp_path / "html" / "en" / "index.html").read_text(encoding="utf-8"),
                           "html.parser").select_one("div.example")
     pytorch, mxnet = first.select(".sd-tab-content")
     assert not pytorch.select(".example-nothing") and pytorch.select(".recording-stamp")

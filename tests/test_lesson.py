@@ -29,8 +29,10 @@ GLOSSARY_BUDGET = 1000
 # two small functions are layout, not code); the columns of each line are in shown_code.
 MAX_CELL_LINES = 12
 # What a reader does not read as prose: example cells and their outputs, code, formulas, the reference list,
-# and the table of recorded ratios (data, one row per figure the book quotes).
-NOT_PROSE = "div.example, pre, math, .math, .headerlink, .citation, .toctree-wrapper, table.reproducibility"
+# the table of recorded ratios (data, one row per figure the book quotes), and the table of the figures
+# on each GPU model with the list of the runs they come from (data too).
+NOT_PROSE = ("div.example, pre, math, .math, .headerlink, .citation, .toctree-wrapper, table.reproducibility, "
+             "div.gpu-comparison")
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # Calls that only show or pass on values: a cell that calls nothing else measures nothing itself.
 REPORTING_CALLS = {

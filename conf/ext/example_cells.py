@@ -295,9 +295,10 @@ class RecordingStampDirective(SphinxDirective):
 TIME_UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}
 
 
-def format_measured(value, spec: str, language: str) -> str:
-    """A glued value as the prose shows it: ``spec`` is a format spec, optionally followed by a
-    space and a time unit (the value is in seconds); numbers in the book's language."""
+def scaled_number(value, spec: str, language: str) -> tuple[str, str]:
+    """A glued value formatted by ``spec``, a format spec optionally followed by a space and a time
+    unit (the value is in seconds, shown in that unit), with numbers in the book's language; and the
+    unit ("" without one)."""
     spec, _space, unit = spec.partition(" ")
     if unit and unit not in TIME_UNITS:
         raise ValueError(f"unknown unit {unit!r}; write one of {', '.join(TIME_UNITS)}")
@@ -306,6 +307,12 @@ def format_measured(value, spec: str, language: str) -> str:
     text = format(value * TIME_UNITS[unit] if unit else value, spec) if spec else str(value)
     if isinstance(value, (int, float)):
         text = local_number(text, language)
+    return text, unit
+
+
+def format_measured(value, spec: str, language: str) -> str:
+    """A glued value as the prose shows it (``scaled_number``), followed by its time unit if any."""
+    text, unit = scaled_number(value, spec, language)
     return f"{text}\N{NO-BREAK SPACE}{unit}" if unit else text
 
 

@@ -26,19 +26,25 @@ from example_cells import local_number, recording_for, stamp_text
 from recordings import FRAMEWORK_TITLES, all_examples
 
 
-def text_table(css_class: str, headers: list[str], widths: tuple[int, ...], rows: list[list[str]]) -> nodes.table:
-    """A table of plain texts: a header row, then one row per list of cell texts."""
-    def row(texts: list[str]) -> nodes.row:
+def text_table(css_class: str, headers: list[str], widths: tuple[int, ...], rows: list[list[str]],
+               groups: list[tuple[str, int]] = ()) -> nodes.table:
+    """A table of plain texts: a header row, then one row per list of cell texts. ``groups``, when given,
+    is a header row above that one, of (title, columns) pairs: each title spans its number of columns."""
+    def row(texts: list[str], spans: list[int] = ()) -> nodes.row:
         row = nodes.row()
-        for text in texts:
-            row += nodes.entry("", nodes.paragraph(text=text))
+        for text, span in zip(texts, spans or [1] * len(texts)):
+            entry = nodes.entry("", nodes.paragraph(text=text))
+            if span > 1:
+                entry["morecols"] = span - 1
+            row += entry
         return row
 
     table = nodes.table(classes=[css_class])
     group = nodes.tgroup(cols=len(headers))
     table += group
     group.extend(nodes.colspec(colwidth=w) for w in widths)
-    group += nodes.thead("", row(headers))
+    head = [row([title for title, _span in groups], [span for _title, span in groups])] if groups else []
+    group += nodes.thead("", *head, row(headers))
     group += nodes.tbody("", *(row(cells) for cells in rows))
     return table
 

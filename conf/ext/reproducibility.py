@@ -24,7 +24,7 @@ from example_cells import local_number, recording_for
 from execution_times import text_table
 from recordings import RecordingError
 from stability import HOST_BOUND, MIN_GPU_MODELS, NOISY, STABLE, TOO_FEW, gpu_model, \
-    ratio_runs, relative_spread
+    ratio_runs, recorded_minute, relative_spread
 
 
 class Reproducibility(SphinxDirective):
@@ -59,7 +59,7 @@ class Reproducibility(SphinxDirective):
             span = "—" if len(kept.values) == 1 else f"{self.number(low)}–{self.number(high)}"
             current = kept.values[-1] if kept.stamps[-1] is recording.stamp else None
             rows.append([label.strip(), str(len(kept.values)), span, self.number(current), shown])
-            runs |= {(self.when(stamp["recorded_at"]), gpu_model(stamp)) for stamp in kept.stamps}
+            runs |= {(recorded_minute(stamp), gpu_model(stamp)) for stamp in kept.stamps}
         table = text_table("reproducibility", headers, (9, 2, 4, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
         note += nodes.Text(_("Runs (UTC), each row counting those of its own example: %s.")
@@ -74,12 +74,6 @@ class Reproducibility(SphinxDirective):
         if value is None:
             return "n/a"
         return local_number(f"{value:.2f}", self.env.config.language).replace("-", "\N{MINUS SIGN}")
-
-    @staticmethod
-    def when(recorded_at: str) -> str:
-        """A run's time to the minute, as the stamps write dates in both books: ``2026-12-06 20:42``.
-        The examples of one record step share its time (conf/record.py)."""
-        return recorded_at[:16].replace("T", " ")
 
     def percent(self, change: float) -> str:
         """``8.6 %`` in English; ``%8,6`` in Turkish, whose percent sign comes first (a finite change)."""

@@ -46,6 +46,12 @@ def gpu_model(stamp: dict) -> str:
     return gpus[0] if gpus else "no GPU"
 
 
+def recorded_minute(stamp: dict) -> str:
+    """A run's time (UTC) to the minute, as the stamps write dates in both books: ``2026-12-06 20:42``.
+    The examples of one record step share its time (conf/record.py)."""
+    return stamp["recorded_at"][:16].replace("T", " ")
+
+
 def relative_spread(values: list[float]) -> float:
     """How far apart the runs are: the highest over the lowest, less one (infinite when they straddle 0)."""
     low, high = min(values), max(values)
