@@ -68,8 +68,10 @@ def runs(tmp_path_factory):
 
 
 def overlaps_in_range(values, names):
-    """A sanity bound, not a benchmark: an overlap is about 0 to 1, and a busy machine moves it."""
-    return all(values[k] is None or -2 <= values[k] <= 2 for k in names)
+    """A sanity bound, not a benchmark: an overlap is about 0 to 1. Noise moves it a little above 1 (a
+    job cannot hide more than itself); below 0 a busy machine moves it far, since two CPU jobs that each
+    use every core contend (-2.01 on the 2-core CI under load), so the lower bound only catches garbage."""
+    return all(values[k] is None or -10 <= values[k] <= 2 for k in names)
 
 
 def rerun_json(name):
