@@ -217,6 +217,13 @@ def test_roofline_points_and_the_figure_draw_exactly_them():
         # sizes with a multiplication sign, and TF32 under NVIDIA's name for it
         assert ("4000×4000 çarpım, fp32" if lang == "tr" else "4000×4000 product, fp32") in labels
         assert ("TF32 çarpımları, 400 TFLOP/s" if lang == "tr" else "TF32 products, 400 TFLOP/s") in labels
+        # Each compute ceiling is flat from where the memory ceiling reaches it, so it hides no slanted line.
+        ceilings = {line.get_label(): line for line in fig.axes[0].lines
+                    if "TFLOP/s" in line.get_label() and line.get_linestyle() == "-"}
+        assert len(ceilings) == 3, list(ceilings)
+        for line, tflops in zip(ceilings.values(), (50.0, 400.0, 760.0)):
+            assert set(line.get_ydata()) == {tflops}, line.get_label()
+            assert line.get_xdata()[0] == pytest.approx(tflops * 1e3 / 4250.0), line.get_label()
 
 
 def script_cell(tag: str) -> str:
