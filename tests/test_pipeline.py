@@ -101,7 +101,7 @@ def record(project: Path, *patterns: str, as_run: bool = False) -> subprocess.Co
 
 def build(project: Path, language: str = "en") -> subprocess.CompletedProcess:
     env = dict(os.environ, BOOK_LANGUAGE=language)
-    args = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-c", str(ROOT / "conf"),
+    args = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "--no-color", "-c", str(ROOT / "conf"),
             "-D", f"examples_dir={project / 'examples'}", "-d", str(project / "doctrees"),
             str(project / "docs"), str(project / "html" / language)]
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
