@@ -300,7 +300,7 @@ def test_recorded_outputs_show_no_python_warning():
                 assert not re.search(r"\w+Warning: ", text), f"{example.ident}: {text[:300]}"
 
 
-MEASURED = re.compile(r":measured:`(\w+)/(\w+)::(\w+)(?::([^`]*))?`")
+MEASURED = re.compile(r":measured:`(\w+)/(\w+)::(\w+)(?:\[(\d+)\])?(?::([^`]*))?`")
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -312,8 +312,10 @@ def test_measured_values_equal_the_recordings_formatted_as_asked(lang: str):
         roles = MEASURED.findall((ROOT / "docs" / lang / page).read_text(encoding="utf-8"))
         shown = [span.get_text() for span in soup(lang, page).select("span.measured")]
         assert len(shown) == len(roles), f"{lang}/{page}: {len(roles)} measured roles, {len(shown)} values shown"
-        for (framework, name, key, spec), text in zip(roles, shown):
+        for (framework, name, key, index, spec), text in zip(roles, shown):
             value = ast.literal_eval(load_recording(Example.parse(ROOT / "examples", f"{framework}/{name}")).value(key))
+            if index:
+                value = value[int(index)]
             spec, _, unit = spec.partition(" ")  # a time shown in a smaller unit: ".1f µs"
             scale = {"": 1, "s": 1, "ms": 1e3, "µs": 1e6}[unit]
             expected = format(value * scale, spec) if spec else str(value)
@@ -446,7 +448,8 @@ def synthetic_project(tmp_path: Path) -> Path:
                  "runtime_s": 1.25, "machine": {"gpus": [], "cpu": "Some CPU", "cpu_threads": 2},
                  "versions": {"python": "3.11.7", "torch" if framework == "pytorch" else "mxnet": "9.9.9"},
                  "example_args": "--size 64", "glue": {"devices": "['cpu']", "big": "1234.5678",
-                                                            "step": "4.65e-05", "compile": "0.9067"}}
+                                                            "step": "4.65e-05", "compile": "0.9067",
+                                                            "spread": "[4.1e-05, 5.25e-05]"}}
         example.recording.parent.mkdir(parents=True, exist_ok=True)
         example.recording.write_text(json.dumps({"cells": cells, "metadata": {"recording": stamp},
                                                  "nbformat": 4, "nbformat_minor": 5}))
@@ -457,7 +460,7 @@ def synthetic_project(tmp_path: Path) -> Path:
         ====
 
         Big: :measured:`pytorch/tiny::big:,.1f`. Step: :measured:`pytorch/tiny::step:.1f µs`.
-        Compile: :measured:`pytorch/tiny::compile:.2f s`.
+        Compile: :measured:`pytorch/tiny::compile:.2f s`, slowest :measured:`pytorch/tiny::spread[1]:.1f µs`.
 
         .. example:: tiny
            :cells: queue
@@ -574,11 +577,18 @@ def test_frameworks_option_rejects_an_unknown_framework(tmp_path):
 
 def test_measured_role_formats_with_the_books_separators_and_units(synthetic_books):
     """``:,.1f`` gives 1,234.6 in English and 1234,6 in Turkish (a dot between thousands only from five
-    digits on); ``:.1f µs`` shows seconds in microseconds, ``:.2f s`` names the unit, s in both books."""
+    digits on); ``:.1f µs`` shows seconds in microseconds, ``:.2f s`` names the unit, s in both books;
+    ``spread[1]`` shows the second item of a glued list."""
     shown = {lang: [span.get_text() for span in book.select("span.measured")]
              for lang, book in synthetic_books.items()}
-    assert shown == {"en": ["1,234.6", "46.5\N{NO-BREAK SPACE}µs", "0.91\N{NO-BREAK SPACE}s"],
-                     "tr": ["1234,6", "46,5\N{NO-BREAK SPACE}µs", "0,91\N{NO-BREAK SPACE}s"]}
+    assert shown == {"en": ["1,234.6", "46.5\N{NO-BREAK SPACE}µs", "0.91\N{NO-BREAK SPACE}s", "52.5\N{NO-BREAK SPACE}µs"],
+                     "tr": ["1234,6", "46,5\N{NO-BREAK SPACE}µs", "0,91\N{NO-BREAK SPACE}s", "52,5\N{NO-BREAK SPACE}µs"]}
+
+
+def test_measured_role_rejects_an_item_beyond_a_list(tmp_path):
+    """An item past a glued list's end fails the build, naming the value asked for."""
+    stderr = failed_synthetic_build(tmp_path, lambda text: text.replace("spread[1]", "spread[2]"))
+    assert "measured value 'pytorch/tiny::spread[2]:.1f µs': list index out of range" in stderr, stderr
 
 
 def test_measured_role_rejects_an_unknown_unit(tmp_path):

@@ -13,6 +13,7 @@
 
     The run took :measured:`pytorch/auto_parallelism::t_together:.3f` seconds.
     Python issued a step in :measured:`pytorch/async_computation::t_step_issue:.1f µs`.
+    Its fastest run took :measured:`pytorch/auto_parallelism::t_together_spread[0]:.3f` seconds.
 
 The code comes from the recording, which is checked against the script it was made from, so the page
 never shows code that differs from ``examples/``. A stale or missing recording fails the build.
@@ -316,22 +317,31 @@ def format_measured(value, spec: str, language: str) -> str:
     return f"{text}\N{NO-BREAK SPACE}{unit}" if unit else text
 
 
+# A glued key, or one item of a glued list (a time's fastest and slowest run: ``t_run_spread[0]``).
+ITEM = re.compile(r"(?P<key>\w+)(?:\[(?P<index>\d+)\])?")
+
+
 class MeasuredRole(SphinxRole):
-    """A value glued by an example's recorded run: ``framework/script::key[:format[ unit]]``."""
+    """A value glued by an example's recorded run: ``framework/script::key[:format[ unit]]``, where
+    ``key`` may be ``key[i]``, the i-th item of a glued list."""
 
     def run(self):
         ident, sep, rest = self.text.partition("::")
         key, _colon, spec = rest.partition(":")
         framework, _slash, name = ident.partition("/")
+        indexed = ITEM.fullmatch(key)
         try:
-            if not sep or not key:
-                raise RecordingError("write it as framework/script::key[:format], e.g. pytorch/auto_parallelism::t_run:.3f")
-            raw = recording_for(self.env, framework, name).value(key)
+            if not sep or not indexed:
+                raise RecordingError("write it as framework/script::key[:format], e.g. pytorch/auto_parallelism::t_run:.3f"
+                                     ", or key[i] for an item of a list, e.g. t_run_spread[0]")
+            raw = recording_for(self.env, framework, name).value(indexed["key"])
             value = ast.literal_eval(raw)
+            if indexed["index"] is not None:
+                value = value[int(indexed["index"])]
             if value is None:
                 raise RecordingError("the recorded run did not measure it (None); the prose must not quote it")
             text = format_measured(value, spec, self.env.config.language)
-        except (RecordingError, ValueError, SyntaxError, TypeError) as err:
+        except (RecordingError, ValueError, SyntaxError, TypeError, IndexError) as err:
             msg = self.inliner.reporter.error(f"measured value {self.text!r}: {err}", line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
         return [nodes.inline(text, text, classes=["measured"])], []
