@@ -5,6 +5,7 @@ The Makefile builds each language from its own tree, ``docs/<language>``, with
 recordings that the execute-mode build (``conf/record.py``) made on a GPU machine.
 """
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -13,6 +14,9 @@ from sphinx.util.i18n import CatalogRepository
 
 CONF_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CONF_DIR / "ext"))  # our own extensions
+# Their code, hashed: a setting that Sphinx compares between builds, so that an edited extension makes it
+# read every page again rather than keep pages that the old code wrote (registered in ext/example_cells.py).
+extensions_sha256 = hashlib.sha256(b"".join(p.read_bytes() for p in sorted((CONF_DIR / "ext").glob("*.py")))).hexdigest()
 
 # Language
 # --------

@@ -18,6 +18,7 @@ from book_facts import ExampleUse, tree_facts
 from built_links import broken_links
 from code_comments import translate
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
+from stability import recorded_when
 from tiny_books import build_tiny_book
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,7 +222,7 @@ def decimal(text: str, lang: str) -> str:
 def expected_stamp_parts(stamp: dict, lang: str) -> list[str]:
     """Every field that a full stamp shows: date, devices used, machine, versions, run time, source, options."""
     machine = stamp["machine"]
-    parts = [stamp["recorded_at"][:10], *ast.literal_eval(stamp["glue"]["devices"]), *machine["gpus"],
+    parts = [recorded_when(stamp, lang), *ast.literal_eval(stamp["glue"]["devices"]), *machine["gpus"],
              machine["cpu"], THREADS[lang].format(machine["cpu_threads"]),
              *(f"{name} {version}" for name, version in stamp["versions"].items()),
              SECONDS[lang].format(decimal(f"{stamp['runtime_s']:.1f}", lang)), stamp["source_sha256"][:10]]
@@ -384,7 +385,7 @@ def test_execution_times_table_lists_every_recording(lang: str):
     assert [(r[0], r[1]) for r in rows] == [(e.script.name, FRAMEWORK_TITLES[e.framework]) for _, e in expected]
     for row, (stamp, example) in zip(rows, expected):
         assert row[2] == decimal(f"{stamp['runtime_s']:.1f}", lang), f"{example.ident}: run time {row[2]!r}"
-        assert stamp["source_sha256"][:10] in row[-1] and stamp["recorded_at"][:10] in row[-1], row
+        assert stamp["source_sha256"][:10] in row[-1] and recorded_when(stamp, lang) in row[-1], row
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -114,15 +114,18 @@ def test_each_models_newest_run_with_its_own_limit_and_fraction(tables, lang):
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_note_names_each_run_shown(tables, lang):
-    """Under the table, each run shown once, in the columns' order: when (UTC), and its GPU and CPU."""
+    """Under the table, each run shown once, in the columns' order: when (UTC, as each book writes dates:
+    ISO in English, the month's name in Turkish), and its GPU and CPU."""
     note = tables[lang].select_one("p.gpu-comparison-runs").get_text()
     assert note == {"en": "Each GPU model\N{RIGHT SINGLE QUOTATION MARK}s newest run (UTC):",
                     "tr": "Her GPU modelinin en yeni çalıştırması (UTC):"}[lang]
     threads = {"en": "16 threads", "tr": "16 iş parçacığı"}[lang]
+    when = {"en": ["2026-12-06 20:44", "2026-12-21 08:00", "2026-12-20 10:15"],
+            "tr": ["6 Aralık 2026 20:44", "21 Aralık 2026 08:00", "20 Aralık 2026 10:15"]}[lang]
     assert [item.get_text(strip=True) for item in tables[lang].select("li")] == [
-        f"2026-12-06 20:44, 1 × {H100}; CPU of the H100 ({threads})",
-        f"2026-12-21 08:00, 1 × {A100}; CPU of the A100-SXM4-80GB ({threads})",
-        f"2026-12-20 10:15, 1 × {H200}; CPU of the H200 ({threads})"]
+        f"{when[0]}, 1 × {H100}; CPU of the H100 ({threads})",
+        f"{when[1]}, 1 × {A100}; CPU of the A100-SXM4-80GB ({threads})",
+        f"{when[2]}, 1 × {H200}; CPU of the H200 ({threads})"]
 
 
 def failed_build(tmp_path: Path, runs, page: str = PAGE) -> str:

@@ -179,7 +179,7 @@ def test_the_side_stream_recipe_shown_is_safe():
 
 @pytest.mark.parametrize("language, definition", [
     ("en", r"O = (\sum T_\text{alone} - T_\text{together}) / (\sum T_\text{alone} - \max T_\text{alone})"),
-    ("tr", r"O = (\sum T_\text{tek} - T_\text{birlikte}) / (\sum T_\text{tek} - \max T_\text{tek})")])
+    ("tr", r"O = (\sum T_\text{yalnız} - T_\text{birlikte}) / (\sum T_\text{yalnız} - \max T_\text{yalnız})")])
 def test_the_glossary_defines_the_overlap_as_the_time_saved_over_the_most_that_can_be_saved(language, definition):
     """The book's one measure of overlap is the time saved over taking turns, divided by the most that
     can be saved: 1 at full overlap, 0 in turns, whatever the jobs' lengths; the glossary says so."""

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from datetime import datetime
 import time
 from pathlib import Path
 
@@ -135,12 +136,17 @@ def test_record_stamps_and_the_book_shows_the_recording(recorded: Path):
 
 
 def test_turkish_build_translates_the_stamp(recorded: Path):
-    """The Turkish book says where a recording came from in Turkish, and links to the English page."""
+    """The Turkish book says where a recording came from in Turkish, its date as Turkish writes one
+    (7 Aralık 2026, not 2026-12-07), and links to the English page."""
     built = build(recorded, "tr")
     assert built.returncode == 0, built.stderr
     page = BeautifulSoup((recorded / "html/tr/index.html").read_text(), "html.parser")
     assert page.html["lang"] == "tr"
-    assert "Kaydedildi" in page.select_one(".recording-stamp").get_text()
+    stamp = json.loads((recorded / "examples/recordings/pytorch/tiny.ipynb").read_text())["metadata"]["recording"]
+    day = datetime.fromisoformat(stamp["recorded_at"])
+    months = ["Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran", "Temmuz", "Ağustos", "Eylül", "Ekim",
+              "Kasım", "Aralık"]
+    assert f"Kaydedildi: {day.day} {months[day.month - 1]} {day.year} ·" in page.select_one(".recording-stamp").get_text()
     switch = page.select_one("a.language-switch")
     assert switch["href"] == "../en/index.html" and switch.get_text(strip=True) == "English"
 

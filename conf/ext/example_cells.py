@@ -45,6 +45,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from code_comments import SOURCE_LANGUAGE, TranslationError, catalog_path, translate
 from downloads import DownloadError, download_files
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, all_examples, load_recording
+from stability import recorded_when
 
 
 def recording_for(env, framework: str, name: str):
@@ -97,7 +98,7 @@ def stamp_text(stamp: dict, language: str = "en") -> str:
     """One line that says where and when the outputs above were produced (numbers as ``language``
     writes them)."""
     parts = [
-        _("Recorded %s") % stamp["recorded_at"][:10],
+        _("Recorded %s") % recorded_when(stamp, language),
         _("ran on: %s") % ", ".join(devices_used(stamp)),
         _("machine: %s") % machine_text(stamp["machine"]),
         versions_text(stamp["versions"]),
@@ -361,6 +362,7 @@ def check_all_recordings(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
+    app.add_config_value("extensions_sha256", "", "env")  # conf.py: pages are read again when it changes
     # What the downloads' requirements.txt pins, and the Pythons their README names (downloads.py).
     app.add_config_value("download_pins_from", None, "env")
     app.add_config_value("download_pins_since", {}, "env")

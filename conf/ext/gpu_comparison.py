@@ -90,7 +90,7 @@ class GpuComparison(SphinxDirective):
         runs = nodes.bullet_list()
         for stamp in stamps:
             runs += nodes.list_item("", nodes.paragraph(
-                text=f"{recorded_minute(stamp)}, {machine_text(stamp['machine'])}"))
+                text=f"{recorded_minute(stamp, self.env.config.language)}, {machine_text(stamp['machine'])}"))
         return [nodes.container("", table, note, runs, classes=["gpu-comparison"])]
 
     def row(self, line: str, stamps: list[dict]) -> list[str]:

@@ -36,6 +36,7 @@ from sphinx.locale import _, __
 
 from example_cells import machine_text, recording_for, versions_text
 from recordings import all_examples
+from stability import recorded_when
 
 # The depth of the headings that the table of contents lists: chapters and their pages.
 CONTENTS_DEPTH = 2
@@ -141,7 +142,7 @@ class PdfHtmlBuilder(SingleFileHTMLBuilder):
             run = runs.setdefault(stamp["recorded_at"], {"stamp": stamp, "versions": {}, "examples": 0})
             run["versions"].update(stamp["versions"])
             run["examples"] += 1
-        return [" · ".join([_("Recorded %s") % recorded_at[:10],
+        return [" · ".join([_("Recorded %s") % recorded_when(run["stamp"], self.config.language),
                             _("machine: %s") % machine_text(run["stamp"]["machine"]),
                             versions_text(run["versions"]),
                             _("examples: %d") % run["examples"]])

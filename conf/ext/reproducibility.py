@@ -59,7 +59,7 @@ class Reproducibility(SphinxDirective):
             span = "—" if len(kept.values) == 1 else f"{self.number(low)}–{self.number(high)}"
             current = kept.values[-1] if kept.stamps[-1] is recording.stamp else None
             rows.append([label.strip(), str(len(kept.values)), span, self.number(current), shown])
-            runs |= {(recorded_minute(stamp), gpu_model(stamp)) for stamp in kept.stamps}
+            runs |= {(recorded_minute(stamp, self.env.config.language), gpu_model(stamp)) for stamp in kept.stamps}
         table = text_table("reproducibility", headers, (9, 2, 4, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
         note += nodes.Text(_("Runs (UTC), each row counting those of its own example: %s.")

@@ -13,6 +13,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from babel.dates import format_datetime
 
 from recordings import Recording, load_runs
 
@@ -46,10 +49,22 @@ def gpu_model(stamp: dict) -> str:
     return gpus[0] if gpus else "no GPU"
 
 
-def recorded_minute(stamp: dict) -> str:
-    """A run's time (UTC) to the minute, as the stamps write dates in both books: ``2026-12-06 20:42``.
-    The examples of one record step share its time (conf/record.py)."""
-    return stamp["recorded_at"][:16].replace("T", " ")
+# How each book writes a run's day and minute (UTC): ISO dates in English; in Turkish the day, the
+# month's name and the year (a colon in the time, which a dot would make look like a decimal number).
+DATE_PATTERNS = {"en": ("yyyy-MM-dd", "yyyy-MM-dd HH:mm"), "tr": ("d MMMM y", "d MMMM y HH:mm")}
+
+
+def recorded_when(stamp: dict, language: str = "en", minute: bool = False) -> str:
+    """The day a run was recorded (``minute``: to the minute), as ``language`` writes dates:
+    ``2026-12-06 20:42`` in English, ``6 Aralık 2026 20:42`` in Turkish. The examples of one record
+    step share its time (conf/record.py)."""
+    when = datetime.fromisoformat(stamp["recorded_at"]).astimezone(timezone.utc)
+    return format_datetime(when, DATE_PATTERNS[language][minute], tzinfo=timezone.utc, locale=language)
+
+
+def recorded_minute(stamp: dict, language: str = "en") -> str:
+    """A run's time (UTC) to the minute, in ``language``: ``2026-12-06 20:42``."""
+    return recorded_when(stamp, language, minute=True)
 
 
 def relative_spread(values: list[float]) -> float:
