@@ -14,9 +14,11 @@ from sphinx.util.i18n import CatalogRepository
 
 CONF_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CONF_DIR / "ext"))  # our own extensions
-# Their code, hashed: a setting that Sphinx compares between builds, so that an edited extension makes it
-# read every page again rather than keep pages that the old code wrote (registered in ext/example_cells.py).
-extensions_sha256 = hashlib.sha256(b"".join(p.read_bytes() for p in sorted((CONF_DIR / "ext").glob("*.py")))).hexdigest()
+# Their code and the Turkish catalogs, hashed: a setting that Sphinx compares between builds, so that an
+# edited extension or catalog makes it read every page again rather than keep pages that the old one
+# wrote (registered in ext/example_cells.py).
+CONF_SOURCES = sorted([*(CONF_DIR / "ext").glob("*.py"), *(CONF_DIR / "locale").rglob("*.po")])
+conf_sources_sha256 = hashlib.sha256(b"".join(path.read_bytes() for path in CONF_SOURCES)).hexdigest()
 
 # Language
 # --------

@@ -328,3 +328,27 @@ def test_every_turkish_page_spells_out_sm_at_its_first_use():
             problems.append(f"{path.relative_to(HTML)}: {text[max(0, first.start() - 80):first.end() + 20]!r}")
     assert pages, "no Turkish page names an SM"
     assert not problems, "the first SM of a page is not spelled out:\n" + "\n".join(problems)
+
+
+# A button's or link's label names its action with the bare verb (indir, aç, kopyala), as Turkish
+# interfaces do; the pages' instructions address the reader in the plural (indirin). The theme's own
+# catalog mixes the two, so conf/locale/tr/LC_MESSAGES/booktheme.po overrides its download buttons.
+PLURAL_IMPERATIVE = re.compile(r"\b\w*(indirin|açın|kopyalayın|okuyun|geçin)$")
+
+
+def plural_labels(html: BeautifulSoup) -> list[str]:
+    """The title and aria-label texts of ``html`` that end with a plural imperative."""
+    return [value for tag in html.find_all(True) for name in ("title", "aria-label")
+            if (value := tag.get(name)) and PLURAL_IMPERATIVE.search(value.strip())]
+
+
+def test_the_label_check_notices_a_plural_imperative():
+    sample = BeautifulSoup('<button aria-label="Bu sayfayı indirin"></button><a title="Kaynağı indir"></a>',
+                           "html.parser")
+    assert plural_labels(sample) == ["Bu sayfayı indirin"]
+
+
+def test_turkish_buttons_and_links_name_their_action_with_the_bare_verb():
+    problems = sorted({f"{path.relative_to(HTML)}: {label}" for path in turkish_pages()
+                       for label in plural_labels(page(path))})
+    assert not problems, "\n".join(problems)

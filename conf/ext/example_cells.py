@@ -362,7 +362,7 @@ def check_all_recordings(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("examples_dir", None, "env")
-    app.add_config_value("extensions_sha256", "", "env")  # conf.py: pages are read again when it changes
+    app.add_config_value("conf_sources_sha256", "", "env")  # conf.py: pages are read again when it changes
     # What the downloads' requirements.txt pins, and the Pythons their README names (downloads.py).
     app.add_config_value("download_pins_from", None, "env")
     app.add_config_value("download_pins_since", {}, "env")
