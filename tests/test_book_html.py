@@ -656,3 +656,23 @@ def test_every_link_of_the_built_books_leads_somewhere():
     assert len(list(HTML.rglob("*.html"))) > 10, f"{HTML} holds almost no page: 'make test' builds it first"
     problems = broken_links(HTML)
     assert not problems, "\n".join(problems)
+
+
+def named_gpus(text: str) -> set[str]:
+    """The NVIDIA GPU models that ``text`` names, as "NVIDIA H100"."""
+    return set(re.findall(r"NVIDIA [A-Z]\d+\w*", text))
+
+
+def test_the_gpu_check_reads_a_model_from_prose():
+    assert named_gpus("from one NVIDIA H100 GPU, not an NVIDIA A100-SXM4") == {"NVIDIA H100", "NVIDIA A100"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_chapter_names_the_gpu_that_recorded_its_outputs(lang: str):
+    """The chapter's index says which GPU its PyTorch outputs come from; the name is typed, so this
+    fails when the recordings move to another GPU model and the prose stays behind."""
+    recorded = {gpu for e in _examples() if e.framework == "pytorch"
+                for gpu in named_gpus(" ".join(load_recording(e).stamp["machine"]["gpus"]))}
+    assert len(recorded) == 1, f"the PyTorch recordings come from several GPU models: {recorded}"
+    text = soup(lang, "chapter_computational-performance/index.rst").select_one("article").get_text(" ")
+    assert named_gpus(text) == recorded, f"{lang}: the chapter names {named_gpus(text)}, the recordings {recorded}"
