@@ -27,6 +27,7 @@ from pypdf.generic import ArrayObject, DictionaryObject, NameObject
 from built_links import broken_links
 from pdf_book import anchor
 from recordings import all_examples, load_recording
+from stability import recorded_when
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -181,15 +182,15 @@ def test_pages_are_numbered_from_the_contents_on(book: Book):
 
 
 def test_title_page_says_which_run_the_outputs_come_from(book: Book):
-    """The first page names the book and, for every recorded run, its date, machine and library
-    versions, as the recordings' stamps say."""
+    """The first page names the book and, for every recorded run, its date (as the book's language
+    writes one), machine and library versions, as the recordings' stamps say."""
     title_page = re.sub(r"\s+", " ", book.page_texts[0])
     index = article(HTML / book.lang / "index.html")
     assert index.h1.get_text(strip=True) in title_page
     stamps = [load_recording(example).stamp for example in all_examples(ROOT / "examples")]
     for stamp in stamps:
         machine = stamp["machine"]
-        for fact in [stamp["recorded_at"][:10], machine["cpu"], *machine["gpus"],
+        for fact in [recorded_when(stamp, book.lang), machine["cpu"], *machine["gpus"],
                      *(f"{library} {version}" for library, version in stamp["versions"].items())]:
             assert squeezed(fact) in squeezed(title_page), f"the title page does not say {fact!r}"
 
