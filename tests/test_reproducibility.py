@@ -128,8 +128,10 @@ def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
     assert len(rows) == len(table_rows(lang, table))
 
     def shown(value):
-        """As the table writes a value: 2 decimals, a real minus sign (U+2212), Turkish decimal comma."""
-        text = f"{value:.2f}".replace("-", "\N{MINUS SIGN}")
+        """As the table writes a value: 3 significant digits, 2 decimals at most (10.75 as 10.8), a real
+        minus sign (U+2212), Turkish decimal comma."""
+        decimals = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+        text = f"{value:.{decimals}f}".replace("-", "\N{MINUS SIGN}")
         return text.replace(".", ",") if lang == "tr" else text
 
     stamps = []

@@ -27,6 +27,12 @@ from stability import HOST_BOUND, MIN_GPU_MODELS, NOISY, STABLE, TOO_FEW, gpu_mo
     ratio_runs, recorded_minute, relative_spread
 
 
+def ratio_decimals(value: float) -> int:
+    """Decimals that show a ratio with 3 significant digits, 2 at most: one run's ratio is no more
+    precise than that."""
+    return 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+
+
 class Reproducibility(SphinxDirective):
     """One row per ratio: its runs, their range, this recording, and the verdict."""
 
@@ -69,11 +75,11 @@ class Reproducibility(SphinxDirective):
         return [table, note]
 
     def number(self, value) -> str:
-        """The value with 2 decimals and a real minus sign (U+2212, so that a range reads −0.06–−0.04);
-        "n/a" for a figure the run did not produce."""
+        """The value with 3 significant digits, 2 decimals at most (0.96, 10.7, 123), and a real minus
+        sign (U+2212, so that a range reads −0.06–−0.04); "n/a" for a figure the run did not produce."""
         if value is None:
             return "n/a"
-        return local_number(f"{value:.2f}", self.env.config.language).replace("-", "\N{MINUS SIGN}")
+        return local_number(f"{value:.{ratio_decimals(value)}f}", self.env.config.language).replace("-", "\N{MINUS SIGN}")
 
     def percent(self, change: float) -> str:
         """``8.6 %`` in English; ``%8,6`` in Turkish, whose percent sign comes first (a finite change)."""
