@@ -676,3 +676,36 @@ def test_the_chapter_names_the_gpu_that_recorded_its_outputs(lang: str):
     assert len(recorded) == 1, f"the PyTorch recordings come from several GPU models: {recorded}"
     text = soup(lang, "chapter_computational-performance/index.rst").select_one("article").get_text(" ")
     assert named_gpus(text) == recorded, f"{lang}: the chapter names {named_gpus(text)}, the recordings {recorded}"
+
+
+HELPERS = {"pytorch": "def same():\n    return 1  # one\n\n\ndef own():\n    return 'torch'\n",
+           "mxnet": "def same():\n    return 1  # one\n\n\ndef own():\n    return 'mxnet'\n"}
+
+
+@pytest.fixture(scope="module")
+def helper_listings(tmp_path_factory) -> dict[str, BeautifulSoup]:
+    """A tiny book of two helpers: one the same in both frameworks' helpers.py, one not."""
+    project = tmp_path_factory.mktemp("helpers")
+    for framework, source in HELPERS.items():
+        (project / "examples" / framework).mkdir(parents=True)
+        (project / "examples" / framework / "helpers.py").write_text(source)
+    (project / "docs").mkdir()
+    (project / "docs" / "index.rst").write_text("Tiny\n====\n\n.. helper:: same\n\n.. helper:: own\n")
+    books = {}
+    for lang in LANGUAGES:
+        built = build_tiny_book(project, lang)
+        assert built.returncode == 0, built.stderr
+        books[lang] = BeautifulSoup((project / "html" / lang / "index.html").read_text(encoding="utf-8"),
+                                    "html.parser")
+    return books
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_helper_the_same_in_both_frameworks_is_listed_once_and_says_so(helper_listings, lang):
+    """A function that both frameworks' helpers write alike is one listing, without tabs, whose caption
+    says it is the same in both; one that differs gets a tab per framework."""
+    same, own = helper_listings[lang].select("div.helper")
+    assert not same.select(".sd-tab-set") and len(same.select("pre")) == 1
+    assert {"en": "the same in both frameworks", "tr": "iki çerçevede de aynı"}[lang] in same.get_text()
+    assert [label.get_text(strip=True) for label in own.select(".sd-tab-set label")] == ["PyTorch", "MXNet"]
+    assert ["'torch'" in own.select("pre")[0].get_text(), "'mxnet'" in own.select("pre")[1].get_text()] == [True, True]

@@ -251,30 +251,42 @@ def helper_source(examples_dir: Path, framework: str, name: str) -> str:
 
 
 class HelperDirective(SphinxDirective):
-    """Framework tabs that show one function of the helpers the shown cells import, from
-    ``examples/<framework>/helpers.py`` itself (``.. helper:: benchmark``): the page shows the
-    code that runs, and the program of the page imports it; its comments in the book's language."""
+    """One function of the helpers the shown cells import, from ``examples/<framework>/helpers.py``
+    itself (``.. helper:: benchmark``): the page shows the code that runs, and the program of the page
+    imports it; its comments in the book's language. Framework tabs where the frameworks' versions
+    differ; one listing, said to be the same in both, where they do not."""
 
     required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
         name = self.arguments[0]
         examples_dir = Path(self.env.config.examples_dir)
-        lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
+        sources = {}
         for framework in FRAMEWORKS:
             try:
-                source = translate(helper_source(examples_dir, framework, name), self.env.config.language, strict=True)
+                sources[framework] = translate(helper_source(examples_dir, framework, name),
+                                               self.env.config.language, strict=True)
             except (RecordingError, TranslationError) as err:
                 raise self.error(f"helper {framework}/{name}: {err}") from None
             self.env.note_dependency(str(examples_dir / framework / "helpers.py"))
-            note_catalog_dependency(self.env)
-            lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", "",
-                      "      .. code-block:: python", "         :class: helper-code",
-                      "         :caption: " + _("%s in helpers.py, which the program imports") % f"``{name}``", ""]
-            lines += textwrap.indent(source, " " * 9).splitlines() + [""]
+        note_catalog_dependency(self.env)
+        if len(set(sources.values())) == 1:
+            caption = _("%s in helpers.py, the same in both frameworks, which the program imports") % f"``{name}``"
+            lines = self.listing(caption, sources[FRAMEWORKS[0]])
+        else:
+            caption = _("%s in helpers.py, which the program imports") % f"``{name}``"
+            lines = [".. tab-set::", "   :sync-group: framework", "   :class: example-tabs", ""]
+            for framework, source in sources.items():
+                lines += [f"   .. tab-item:: {FRAMEWORK_TITLES[framework]}", f"      :sync: {framework}", ""]
+                lines += textwrap.indent("\n".join(self.listing(caption, source)), " " * 6).splitlines() + [""]
         container = nodes.container(classes=["helper"])
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
         return [container]
+
+    @staticmethod
+    def listing(caption: str, source: str) -> list[str]:
+        return [".. code-block:: python", "   :class: helper-code", "   :caption: " + caption, "",
+                *textwrap.indent(source, " " * 3).splitlines(), ""]
 
 
 class RecordingStampDirective(SphinxDirective):
