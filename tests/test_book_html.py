@@ -19,7 +19,7 @@ from built_links import broken_links
 from code_comments import translate
 from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
 from stability import recorded_when
-from tiny_books import build_tiny_book
+from tiny_books import build_tiny_book, built_index_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -500,14 +500,7 @@ def failed_synthetic_build(tmp_path: Path, edit) -> str:
 
 @pytest.fixture(scope="module")
 def synthetic_books(tmp_path_factory) -> dict[str, BeautifulSoup]:
-    project = synthetic_project(tmp_path_factory.mktemp("synthetic"))
-    books = {}
-    for lang in LANGUAGES:
-        built = build_tiny_book(project, lang)
-        assert built.returncode == 0, built.stderr
-        books[lang] = BeautifulSoup((project / "html" / lang / "index.html").read_text(encoding="utf-8"),
-                                    "html.parser")
-    return books
+    return built_index_pages(synthetic_project(tmp_path_factory.mktemp("synthetic")), LANGUAGES)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -691,13 +684,7 @@ def helper_listings(tmp_path_factory) -> dict[str, BeautifulSoup]:
         (project / "examples" / framework / "helpers.py").write_text(source)
     (project / "docs").mkdir()
     (project / "docs" / "index.rst").write_text("Tiny\n====\n\n.. helper:: same\n\n.. helper:: own\n")
-    books = {}
-    for lang in LANGUAGES:
-        built = build_tiny_book(project, lang)
-        assert built.returncode == 0, built.stderr
-        books[lang] = BeautifulSoup((project / "html" / lang / "index.html").read_text(encoding="utf-8"),
-                                    "html.parser")
-    return books
+    return built_index_pages(project, LANGUAGES)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

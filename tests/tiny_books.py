@@ -18,3 +18,17 @@ def build_tiny_book(project: Path, lang: str = "en") -> subprocess.CompletedProc
             "-D", f"examples_dir={project / 'examples'}", "-d", str(project / "doctrees" / lang),
             str(project / "docs"), str(project / "html" / lang)]
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=dict(os.environ, BOOK_LANGUAGE=lang))
+
+
+def built_index_pages(project: Path, languages=("en", "tr")) -> dict:
+    """Build ``project`` in each language (each build must pass) and return each book's parsed
+    ``index.html``."""
+    from bs4 import BeautifulSoup
+
+    pages = {}
+    for lang in languages:
+        built = build_tiny_book(project, lang)
+        assert built.returncode == 0, built.stderr
+        pages[lang] = BeautifulSoup((project / "html" / lang / "index.html").read_text(encoding="utf-8"),
+                                    "html.parser")
+    return pages
