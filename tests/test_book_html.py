@@ -17,8 +17,7 @@ from bs4 import BeautifulSoup
 from book_facts import ExampleUse, tree_facts
 from built_links import broken_links
 from code_comments import translate
-from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording
-from stability import recorded_when
+from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, load_recording, recorded_when
 from tiny_books import build_tiny_book, built_index_pages
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,8 +26,7 @@ from pypdf.generic import ArrayObject, DictionaryObject, NameObject
 
 from built_links import broken_links
 from pdf_book import anchor
-from recordings import all_examples, load_recording
-from stability import recorded_when
+from recordings import all_examples, load_recording, recorded_when
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"

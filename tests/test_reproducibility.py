@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from recordings import Example, Recording, RecordingError, load_recording, load_runs
-from stability import HOST_BOUND, HOST_BOUND_RATIOS, NOISY, RATIO, STABLE, TOO_FEW, Runs, ratio_runs, recorded_minute
+from recordings import Example, Recording, RecordingError, load_recording, load_runs, recorded_when
+from stability import HOST_BOUND, HOST_BOUND_RATIOS, NOISY, RATIO, STABLE, TOO_FEW, Runs, ratio_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -147,7 +147,7 @@ def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
         assert "∞" not in row[4], f"a spread only where it is finite: {row}"
     note = page.select_one("p.reproducibility-runs").get_text()
     for stamp in stamps:
-        when = recorded_minute(stamp, lang)
+        when = recorded_when(stamp, lang, minute=True)
         assert f"{when}, {stamp['machine']['gpus'][0]}" in note, (note, when)
     one_model = {"en": "All these runs come from one GPU model", "tr": "hepsi tek bir GPU modelinden"}[lang]
     assert (one_model in note) == (len({stamp["machine"]["gpus"][0] for stamp in stamps}) < 2), note

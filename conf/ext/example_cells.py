@@ -44,8 +44,8 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from code_comments import SOURCE_LANGUAGE, TranslationError, catalog_path, translate
 from downloads import DownloadError, download_files
-from recordings import FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, all_examples, load_recording
-from stability import recorded_when
+from recordings import (FRAMEWORK_TITLES, FRAMEWORKS, Example, RecordingError, all_examples, load_recording,
+                        recorded_when)
 
 
 def recording_for(env, framework: str, name: str):

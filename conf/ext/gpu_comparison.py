@@ -29,8 +29,8 @@ from sphinx.util.docutils import SphinxDirective
 
 from example_cells import machine_text, recording_for, scaled_number
 from execution_times import text_table
-from recordings import RecordingError, load_runs
-from stability import gpu_model, recorded_minute
+from recordings import RecordingError, load_runs, recorded_when
+from stability import gpu_model
 
 NO_FIGURE = "—"
 # The table compares: it sets at least this many GPU models side by side.
@@ -55,7 +55,7 @@ def glued(stamp: dict, key: str):
     error that names the run and the key."""
     glue = stamp.get("glue", {})
     if key not in glue:
-        raise RecordingError(f"the run of {recorded_minute(stamp)} on {gpu_model(stamp)} glued no value "
+        raise RecordingError(f"the run of {recorded_when(stamp, minute=True)} on {gpu_model(stamp)} glued no value "
                              f"{key!r}; record that GPU's run again with: {SECOND_GPU}")
     return ast.literal_eval(glue[key])
 
@@ -90,7 +90,7 @@ class GpuComparison(SphinxDirective):
         runs = nodes.bullet_list()
         for stamp in stamps:
             runs += nodes.list_item("", nodes.paragraph(
-                text=f"{recorded_minute(stamp, self.env.config.language)}, {machine_text(stamp['machine'])}"))
+                text=f"{recorded_when(stamp, self.env.config.language, minute=True)}, {machine_text(stamp['machine'])}"))
         return [nodes.container("", table, note, runs, classes=["gpu-comparison"])]
 
     def row(self, line: str, stamps: list[dict]) -> list[str]:

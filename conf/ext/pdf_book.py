@@ -35,8 +35,7 @@ from sphinx.errors import ExtensionError
 from sphinx.locale import _, __
 
 from example_cells import machine_text, recording_for, versions_text
-from recordings import all_examples
-from stability import recorded_when
+from recordings import all_examples, recorded_when
 
 # The depth of the headings that the table of contents lists: chapters and their pages.
 CONTENTS_DEPTH = 2

@@ -17,7 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+
+from babel.dates import format_datetime
 
 FRAMEWORKS = ("pytorch", "mxnet")
 FRAMEWORK_TITLES = {"pytorch": "PyTorch", "mxnet": "MXNet"}
@@ -26,6 +29,19 @@ JUPYTEXT_HEADER = "# ---\n# jupyter:\n"
 
 class RecordingError(Exception):
     """A recording is missing, unreadable or older than its source."""
+
+
+# How each book writes a run's day and minute (UTC): ISO dates in English; in Turkish the day, the
+# month's name and the year (a colon in the time, which a dot would make look like a decimal number).
+DATE_PATTERNS = {"en": ("yyyy-MM-dd", "yyyy-MM-dd HH:mm"), "tr": ("d MMMM y", "d MMMM y HH:mm")}
+
+
+def recorded_when(stamp: dict, language: str = "en", minute: bool = False) -> str:
+    """The day a stamp's run was recorded (``minute``: to the minute), as ``language`` writes dates:
+    ``2026-12-06 20:42`` in English, ``6 Aralık 2026 20:42`` in Turkish. The examples of one record
+    step share its time (conf/record.py)."""
+    when = datetime.fromisoformat(stamp["recorded_at"]).astimezone(timezone.utc)
+    return format_datetime(when, DATE_PATTERNS[language][minute], tzinfo=timezone.utc, locale=language)
 
 
 def default_examples_dir() -> Path:

@@ -22,9 +22,9 @@ from sphinx.util.docutils import SphinxDirective
 
 from example_cells import local_number, recording_for
 from execution_times import text_table
-from recordings import RecordingError
+from recordings import RecordingError, recorded_when
 from stability import HOST_BOUND, MIN_GPU_MODELS, NOISY, STABLE, TOO_FEW, gpu_model, \
-    ratio_runs, recorded_minute, relative_spread
+    ratio_runs, relative_spread
 
 
 def ratio_decimals(value: float) -> int:
@@ -65,7 +65,7 @@ class Reproducibility(SphinxDirective):
             span = "—" if len(kept.values) == 1 else f"{self.number(low)}–{self.number(high)}"
             current = kept.values[-1] if kept.stamps[-1] is recording.stamp else None
             rows.append([label.strip(), str(len(kept.values)), span, self.number(current), shown])
-            runs |= {(recorded_minute(stamp, self.env.config.language), gpu_model(stamp)) for stamp in kept.stamps}
+            runs |= {(recorded_when(stamp, self.env.config.language, minute=True), gpu_model(stamp)) for stamp in kept.stamps}
         table = text_table("reproducibility", headers, (9, 2, 4, 3, 4), rows)
         note = nodes.paragraph(classes=["reproducibility-runs"])
         note += nodes.Text(_("Runs (UTC), each row counting those of its own example: %s.")

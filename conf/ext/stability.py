@@ -13,9 +13,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
-
-from babel.dates import format_datetime
 
 from recordings import Recording, load_runs
 
@@ -47,24 +44,6 @@ def gpu_model(stamp: dict) -> str:
     """The first GPU of the machine a run was recorded on (``no GPU`` without one)."""
     gpus = stamp.get("machine", {}).get("gpus") or []
     return gpus[0] if gpus else "no GPU"
-
-
-# How each book writes a run's day and minute (UTC): ISO dates in English; in Turkish the day, the
-# month's name and the year (a colon in the time, which a dot would make look like a decimal number).
-DATE_PATTERNS = {"en": ("yyyy-MM-dd", "yyyy-MM-dd HH:mm"), "tr": ("d MMMM y", "d MMMM y HH:mm")}
-
-
-def recorded_when(stamp: dict, language: str = "en", minute: bool = False) -> str:
-    """The day a run was recorded (``minute``: to the minute), as ``language`` writes dates:
-    ``2026-12-06 20:42`` in English, ``6 Aralık 2026 20:42`` in Turkish. The examples of one record
-    step share its time (conf/record.py)."""
-    when = datetime.fromisoformat(stamp["recorded_at"]).astimezone(timezone.utc)
-    return format_datetime(when, DATE_PATTERNS[language][minute], tzinfo=timezone.utc, locale=language)
-
-
-def recorded_minute(stamp: dict, language: str = "en") -> str:
-    """A run's time (UTC) to the minute, in ``language``: ``2026-12-06 20:42``."""
-    return recorded_when(stamp, language, minute=True)
 
 
 def relative_spread(values: list[float]) -> float:
