@@ -15,13 +15,15 @@ import signal
 import subprocess
 import sys
 import textwrap
-from datetime import datetime
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 import yaml
 from bs4 import BeautifulSoup
+
+from tiny_books import build_tiny_book
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "# ---\n# jupyter:\n#   kernelspec:\n#     display_name: Python 3\n#     language: python\n#     name: python3\n# ---\n"
@@ -681,3 +683,23 @@ def test_the_stamps_of_a_record_step_carry_the_steps_one_time(tmp_path: Path):
     stamp = module.stamp(example, tmp_path / "executed", {example.ident: {"succeeded": True, "runtime": 1.0}},
                          "hash", {"wall_s": 1.0}, {}, "2026-12-03T17:07:34+00:00")
     assert stamp["recorded_at"] == "2026-12-03T17:07:34+00:00"
+
+
+def test_an_edited_extension_or_catalog_makes_sphinx_read_every_page_again(tmp_path):
+    """conf.py hashes our extensions and catalogs into a setting that Sphinx compares between builds: a
+    build with the same hash reads no page again, one with another hash reads them all (a page written
+    by an old extension or catalog would otherwise stay in the book)."""
+    for framework in ("pytorch", "mxnet"):
+        (tmp_path / "examples" / framework).mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.rst").write_text("Tiny\n====\n\nText.\n")
+    doctree = tmp_path / "doctrees" / "en" / "index.doctree"
+
+    def build_and_read(*settings: str) -> int:
+        built = build_tiny_book(tmp_path, "en", *settings)
+        assert built.returncode == 0, built.stderr
+        return doctree.stat().st_mtime_ns
+
+    first = build_and_read()
+    assert build_and_read() == first, "an unchanged book read its page again"
+    assert build_and_read("conf_sources_sha256=edited") != first, "a changed hash did not read the page again"

@@ -11,11 +11,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_tiny_book(project: Path, lang: str = "en") -> subprocess.CompletedProcess:
-    """Build ``project/docs`` in ``lang``, with the book's conf and the examples of ``project/examples``,
-    into ``project/html/<lang>``, warnings as errors; the finished process, its output captured."""
+def build_tiny_book(project: Path, lang: str = "en", *settings: str) -> subprocess.CompletedProcess:
+    """Build ``project/docs`` in ``lang``, with the book's conf and the examples of ``project/examples``
+    (and ``settings``, more ``name=value`` overrides), into ``project/html/<lang>``, warnings as errors;
+    the finished process, its output captured."""
     args = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "--no-color", "-c", str(ROOT / "conf"),
-            "-D", f"examples_dir={project / 'examples'}", "-d", str(project / "doctrees" / lang),
+            "-D", f"examples_dir={project / 'examples'}", *(f"-D{setting}" for setting in settings),
+            "-d", str(project / "doctrees" / lang),
             str(project / "docs"), str(project / "html" / lang)]
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=dict(os.environ, BOOK_LANGUAGE=lang))
 
