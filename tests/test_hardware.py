@@ -353,3 +353,31 @@ def test_each_timed_host_read_takes_fresh_numbers():
     assert re.search(r"^scattered = iter\(torch\.randint\(big\.numel\(\), \(\d+, 2\*\*22\)\)\)", cell, re.M), cell
     assert "lambda: next(blocks).take(order).sum()" in cell, cell
     assert "lambda: big.take(next(scattered)).sum()" in cell, cell
+
+
+def example_lines(lang: str) -> list[tuple[str, str]]:
+    """The --compare rows that the hardware page quotes in a text block: (figure, the book's value)."""
+    page = PAGES[lang].read_text(encoding="utf-8")
+    return re.findall(r"^   (\w+) +\S+ +(\S+) +\S+ +[\d.]+$", page.split(".. code-block:: text", 1)[1].split("\n\n\n")[0], re.M)
+
+
+@pytest.mark.parametrize("lang", PAGES)
+def test_the_page_quotes_the_book_value_of_its_compare_example_from_the_recording(lang):
+    """The example row of --compare on the hardware page shows, in its book column, the recording's value as
+    the table writes it: a new recording that changes it fails here until the row is run again."""
+    from common.compare import value_text
+
+    _, glue, _ = recorded()
+    rows = example_lines(lang)
+    assert rows, f"{PAGES[lang]} quotes no row of --compare"
+    for key, book in rows:
+        assert book == value_text(key, glue[key]), (lang, key, book, value_text(key, glue[key]))
+
+
+def test_the_compare_example_check_notices_a_stale_book_value(tmp_path, monkeypatch):
+    stale = tmp_path / "hardware.rst"
+    stale.write_text(".. code-block:: text\n\n   cpu_all_gflops        GFLOP/s     1050       285      0.271\n\n\nEnd\n")
+    monkeypatch.setitem(PAGES, "en", stale)
+    assert example_lines("en") == [("cpu_all_gflops", "1050")]
+    with pytest.raises(AssertionError):
+        test_the_page_quotes_the_book_value_of_its_compare_example_from_the_recording("en")
