@@ -61,8 +61,10 @@ def tiny_project(root: Path, runs, page: str = PAGE) -> Path:
 
 
 def three_models(source: str) -> list[dict]:
-    """An older H100 run than the recording; two H200 runs; an A100 run (no fp8), the newest of all."""
+    """An older and a newer H100 run than the recording; two H200 runs; an A100 run (no fp8), the newest
+    of all."""
     return [stamp(H100, "2026-12-06T20:42:00+00:00", 9.99e-6, 1000.0, 3352.3, 1000.0, source),
+            stamp(H100, "2026-12-06T20:50:00+00:00", 9.99e-6, 1000.0, 3352.3, 1000.0, source),
             stamp(H200, "2026-12-19T09:00:00+00:00", 9.99e-6, 1000.0, 4800.0, 1000.0, source),
             stamp(H200, "2026-12-20T10:15:00+00:00", 6.04e-6, 4321.9, 4800.0, 1702.4, source),
             stamp(A100, "2026-12-21T08:00:00+00:00", 12.26e-6, 1712.0, 2039.0, None, source)]
@@ -96,8 +98,9 @@ def test_one_column_group_per_gpu_model_the_recordings_first(tables, lang):
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_each_models_newest_run_with_its_own_limit_and_fraction(tables, lang):
-    """Each GPU's newest run (the recording, not the older H100 run; the later of two H200 runs): its
+def test_the_shown_run_then_each_other_models_newest_with_its_own_limit_and_fraction(tables, lang):
+    """For the recording's GPU the run the pages show (not an older or a newer kept H100 run), for each
+    other GPU its newest run (the later of two H200 runs): its
     figure, its own limit and the percentage of it reached, in the book's language (Turkish: decimal
     comma, %90, no dot in four digits); a dash where a figure has no limit or a GPU has no fp8."""
     rows = [cells(row) for row in tables[lang].select("tbody tr")]
@@ -117,8 +120,9 @@ def test_the_note_names_each_run_shown(tables, lang):
     """Under the table, each run shown once, in the columns' order: when (UTC, as each book writes dates:
     ISO in English, the month's name in Turkish), and its GPU and CPU."""
     note = tables[lang].select_one("p.gpu-comparison-runs").get_text()
-    assert note == {"en": "Each GPU model\N{RIGHT SINGLE QUOTATION MARK}s newest run (UTC):",
-                    "tr": "Her GPU modelinin en yeni çalıştırması (UTC):"}[lang]
+    assert note == {"en": "The run the pages show, then each other GPU model\N{RIGHT SINGLE QUOTATION MARK}s "
+                          "newest (UTC):",
+                    "tr": "Sayfaların gösterdiği çalıştırma, ardından öteki her GPU modelinin en yenisi (UTC):"}[lang]
     threads = {"en": "16 threads", "tr": "16 iş parçacığı"}[lang]
     when = {"en": ["2026-12-06 20:44", "2026-12-21 08:00", "2026-12-20 10:15"],
             "tr": ["6 Aralık 2026 20:44", "21 Aralık 2026 08:00", "20 Aralık 2026 10:15"]}[lang]
@@ -148,7 +152,7 @@ def test_runs_on_one_gpu_model_fail_the_build_naming_the_command_that_records_an
 def test_a_run_without_a_figure_fails_the_build_naming_the_run_and_the_key(tmp_path):
     def without_fp8_frac(source):
         runs = three_models(source)
-        del runs[2]["glue"]["fp8_frac"]
+        del runs[3]["glue"]["fp8_frac"]
         return runs
 
     error = failed_build(tmp_path, without_fp8_frac)

@@ -381,3 +381,18 @@ def test_the_compare_example_check_notices_a_stale_book_value(tmp_path, monkeypa
     assert example_lines("en") == [("cpu_all_gflops", "1050")]
     with pytest.raises(AssertionError):
         test_the_page_quotes_the_book_value_of_its_compare_example_from_the_recording("en")
+
+
+def test_the_recorded_roofline_has_the_gelu_points_that_the_page_describes():
+    """The page (both languages) describes the eager and the compiled GELU on the roofline, timed by the
+    hybridize page's run on the same GPU model. A first recording on a new GPU model finds the hybridize
+    recording of the old one and draws no GELU: then record pytorch/hardware again, after hybridize."""
+    _, glue, _ = recorded()
+    for lang, page in PAGES.items():
+        assert "GELU" in page.read_text(encoding="utf-8"), lang
+    drawn = {point[0] for point in glue["roofline_points"]}
+    assert {"point_gelu_eager", "point_gelu_compiled"} <= drawn, (
+        f"the recorded roofline draws {sorted(drawn)} and no GELU (its hybridize recording was of another GPU "
+        "model); record it again with: make record EXAMPLES=pytorch/hardware")
+    gpu = glue["devices"][-1].split("(", 1)[1].rstrip(")")
+    assert glue["gelu_recording"].endswith(f"({gpu})"), (glue["gelu_recording"], gpu)

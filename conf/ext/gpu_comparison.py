@@ -11,8 +11,9 @@ of that GPU's own limit (shown in the value's format) and of the fraction of it 
 percentage). A figure without a limit shows a dash there, and so does a figure that a GPU's run did
 not measure (None).
 
-The runs are the recording and the other kept runs of its sources (``<name>.runs.json``): for each GPU
-model its newest run, one column group each, the recording's model first and the others by name. A
+The runs are the recording and the other kept runs of its sources (``<name>.runs.json``): first the
+recording, whose outputs the pages show, then each other GPU model's newest run, by name, one column group
+each. A
 note under the table names each of those runs: when, and on which GPU and CPU. Runs on fewer than two
 GPU models fail the build, naming the command that records the other GPU; so does a run without a key
 that a line names.
@@ -39,15 +40,16 @@ MIN_MODELS = 2
 SECOND_GPU = "make record AS_RUN=1 (offline: make gpu-record AS_RUN=1)"
 
 
-def newest_per_model(recording_stamp: dict, runs: list[dict]) -> list[dict]:
-    """Each GPU model's newest run, the recording's model first and the others by name."""
-    newest: dict[str, dict] = {}
-    for stamp in [*runs, recording_stamp]:
-        model = gpu_model(stamp)
-        if model not in newest or stamp["recorded_at"] > newest[model]["recorded_at"]:
-            newest[model] = stamp
+def runs_shown(recording_stamp: dict, runs: list[dict]) -> list[dict]:
+    """The recording, the run whose outputs the pages show, then each other GPU model's newest run, by
+    model name."""
     first = gpu_model(recording_stamp)
-    return [newest[first]] + [newest[model] for model in sorted(newest) if model != first]
+    newest: dict[str, dict] = {}
+    for stamp in runs:
+        model = gpu_model(stamp)
+        if model != first and (model not in newest or stamp["recorded_at"] > newest[model]["recorded_at"]):
+            newest[model] = stamp
+    return [recording_stamp] + [newest[model] for model in sorted(newest)]
 
 
 def glued(stamp: dict, key: str):
@@ -71,7 +73,7 @@ class GpuComparison(SphinxDirective):
         framework, _slash, name = ident.partition("/")
         try:
             recording = recording_for(self.env, framework, name)
-            stamps = newest_per_model(recording.stamp, load_runs(recording))
+            stamps = runs_shown(recording.stamp, load_runs(recording))
         except RecordingError as err:
             raise self.error(f"{ident}: {err}") from err
         self.env.note_dependency(str(recording.example.recording))
@@ -86,7 +88,8 @@ class GpuComparison(SphinxDirective):
         headers = [_("Figure")] + [_("Measured"), _("Limit"), _("Of the limit")] * len(stamps)
         groups = [("", 1)] + [(gpu_model(stamp), 3) for stamp in stamps]
         table = text_table("gpu-comparison", headers, (5,) + (2, 2, 2) * len(stamps), rows, groups)
-        note = nodes.paragraph(text=_("Each GPU model's newest run (UTC):"), classes=["gpu-comparison-runs"])
+        note = nodes.paragraph(text=_("The run the pages show, then each other GPU model's newest (UTC):"),
+                               classes=["gpu-comparison-runs"])
         runs = nodes.bullet_list()
         for stamp in stamps:
             runs += nodes.list_item("", nodes.paragraph(
