@@ -226,15 +226,16 @@ NOT_PROSE = ("div.example-code, div.example-output, div.helper-code, pre, .recor
              "span.pre, math, .math, div.citation, span.rejected")
 
 
-def prose(path: Path) -> list[str]:
+def prose(path: Path, join: str = " ") -> list[str]:
     """The Turkish sentences of a built page, block by block: its prose, headings and table cells,
-    without code, outputs or stamps (none on a page without an article, such as the search page)."""
+    without code, outputs or stamps (none on a page without an article, such as the search page). Its
+    inline elements are joined with ``join``: "" keeps a recorded value next to the suffix after it."""
     body = page(path).select_one("article.bd-article")
     if body is None:
         return []
     for element in body.select(NOT_PROSE):
         element.decompose()
-    return [" ".join(block.get_text(" ").split()) for block in body.find_all(BLOCKS) if not block.find(BLOCKS)]
+    return [" ".join(block.get_text(join).split()) for block in body.find_all(BLOCKS) if not block.find(BLOCKS)]
 
 
 def shown_comments(path: Path) -> list[str]:
@@ -351,4 +352,68 @@ def test_the_label_check_notices_a_plural_imperative():
 def test_turkish_buttons_and_links_name_their_action_with_the_bare_verb():
     problems = sorted({f"{path.relative_to(HTML)}: {label}" for path in turkish_pages()
                        for label in plural_labels(page(path))})
+    assert not problems, "\n".join(problems)
+
+
+# Suffixes on numbers
+# -------------------
+# A suffix follows how a number is read aloud: "%88'ine" (seksen sekiz), "%86'sına" (seksen altı), "1024'te"
+# (bin yirmi dört). A value that a new recording changes can leave a suffix of the old one.
+
+NUMBER_SUFFIX = re.compile(r"(?<![\w.,])(\d[\d.,]*\d|\d)['’]([a-zçğıöşü]+)")
+UNIT_WORDS = ["sıfır", "bir", "iki", "üç", "dört", "beş", "altı", "yedi", "sekiz", "dokuz"]
+TEN_WORDS = ["", "on", "yirmi", "otuz", "kırk", "elli", "altmış", "yetmiş", "seksen", "doksan"]
+VOWELS, FRONT = set("aeıioöuü"), set("eiöü")
+FOUR_WAY = {"a": "ı", "ı": "ı", "o": "u", "u": "u", "e": "i", "i": "i", "ö": "ü", "ü": "ü"}
+VOICELESS = set("fstkçşhp")
+
+
+def spoken_last_word(number: str) -> str:
+    """The last word of a number read aloud in Turkish (thousands dot, decimal comma): 88 -> sekiz,
+    1024 -> dört, 0,50 -> elli, 0,05 -> beş, 4.000 -> bin."""
+    whole, _, fraction = number.replace(".", "").partition(",")
+    n = int(fraction) if fraction and int(fraction) else int(whole)
+    if n == 0:
+        return "sıfır"
+    for word, step in ((UNIT_WORDS[n % 10], 10), (TEN_WORDS[n // 10 % 10], 100), ("yüz", 1000)):
+        if n % step:
+            return word
+    return "bin" if n % 10**6 else "milyon"
+
+
+def suffix_problem(number: str, suffix: str) -> str | None:
+    """Why ``suffix`` does not follow ``number`` read aloud (vowel harmony, the buffer letter, d or t);
+    None when it does."""
+    word = spoken_last_word(number)
+    last = [c for c in word if c in VOWELS][-1]
+    first = next((c for c in suffix if c in VOWELS), None)
+    wanted = {"e": "e" if last in FRONT else "a", "a": "e" if last in FRONT else "a"}.get(first) \
+        or FOUR_WAY[last] if first in FOUR_WAY else first
+    if first is not None and first in "eaıiuü" and first != wanted:
+        return f"{number}'{suffix}: {word} takes {wanted!r}, not {first!r}"
+    if word[-1] in VOWELS and suffix[0] in VOWELS:
+        return f"{number}'{suffix}: {word} ends in a vowel, so the suffix needs a buffer letter"
+    if word[-1] not in VOWELS and (suffix[:1] == "y" or re.match(r"s[ıiuü](?!z)", suffix)):
+        return f"{number}'{suffix}: {word} ends in a consonant, so the suffix takes no buffer letter"
+    if suffix[0] in "dt" and suffix[0] != ("t" if word[-1] in VOICELESS else "d"):
+        return f"{number}'{suffix}: after {word}, the suffix begins with {'t' if word[-1] in VOICELESS else 'd'}"
+    return None
+
+
+def test_the_suffix_check_follows_the_number_read_aloud():
+    good = ["88'ine", "86'sına", "85'ine", "1024'te", "0'dır", "1'deki", "4000'lik", "0,98'e", "0,50'ye",
+            "100'ü", "60'a", "2'si", "9'un", "3'ün", "4.000'de", "1,4'tür", "30'dan"]
+    bad = ["88'ına", "85'sine", "86'sine", "1024'de", "0'tır", "2'i", "6'a", "8'ye", "100'a", "0,05'a", "40'de"]
+    for sample in good:
+        assert suffix_problem(*sample.split("'")) is None, sample
+    for sample in bad:
+        assert suffix_problem(*sample.split("'")) is not None, sample
+
+
+def test_every_suffix_on_a_number_follows_the_number_read_aloud():
+    """In the Turkish book's prose, recorded values included, each suffix on a number agrees with how
+    the number is read aloud."""
+    problems = [f"{path.relative_to(HTML)}: {problem}" for path in turkish_pages() for text in prose(path, "")
+                for number, suffix in NUMBER_SUFFIX.findall(text)
+                if (problem := suffix_problem(number, suffix))]
     assert not problems, "\n".join(problems)
