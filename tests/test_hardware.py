@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from common import hardware, keys  # noqa: E402
+from common.compare import value_text  # noqa: E402
 from common.roofline import (GELU_EAGER_BYTES, GELU_FLOPS, GELU_FUSED_BYTES, draw_roofline,  # noqa: E402
                              gelu_times, roofline_points)
 from common.machine import cpu_count, cpu_model  # noqa: E402
@@ -365,8 +366,6 @@ def example_lines(lang: str) -> list[tuple[str, str]]:
 def test_the_page_quotes_the_book_value_of_its_compare_example_from_the_recording(lang):
     """The example row of --compare on the hardware page shows, in its book column, the recording's value as
     the table writes it: a new recording that changes it fails here until the row is run again."""
-    from common.compare import value_text
-
     _, glue, _ = recorded()
     rows = example_lines(lang)
     assert rows, f"{PAGES[lang]} quotes no row of --compare"

@@ -387,9 +387,13 @@ def suffix_problem(number: str, suffix: str) -> str | None:
     word = spoken_last_word(number)
     last = [c for c in word if c in VOWELS][-1]
     first = next((c for c in suffix if c in VOWELS), None)
-    wanted = {"e": "e" if last in FRONT else "a", "a": "e" if last in FRONT else "a"}.get(first) \
-        or FOUR_WAY[last] if first in FOUR_WAY else first
-    if first is not None and first in "eaıiuü" and first != wanted:
+    if first in ("e", "a"):  # two-way harmony
+        wanted = "e" if last in FRONT else "a"
+    elif first in ("ı", "i", "u", "ü"):  # four-way harmony
+        wanted = FOUR_WAY[last]
+    else:  # no vowel, or o/ö, which no suffix on a number begins with a harmony of
+        wanted = first
+    if first != wanted:
         return f"{number}'{suffix}: {word} takes {wanted!r}, not {first!r}"
     if word[-1] in VOWELS and suffix[0] in VOWELS:
         return f"{number}'{suffix}: {word} ends in a vowel, so the suffix needs a buffer letter"

@@ -12,9 +12,8 @@ percentage). A figure without a limit shows a dash there, and so does a figure t
 not measure (None).
 
 The runs are the recording and the other kept runs of its sources (``<name>.runs.json``): first the
-recording, whose outputs the pages show, then each other GPU model's newest run, by name, one column group
-each. A
-note under the table names each of those runs: when, and on which GPU and CPU. Runs on fewer than two
+recording, whose outputs the pages show, then each other GPU model's newest run, by name, one column
+group each. A note under the table names each of those runs: when, and on which GPU and CPU. Runs on fewer than two
 GPU models fail the build, naming the command that records the other GPU; so does a run without a key
 that a line names.
 """
