@@ -158,7 +158,7 @@ def test_help_and_the_first_timing_line_say_what_the_brackets_mean(capsys, monke
     report.print_timings({"a": [0.131, 0.130, 0.133]})
     report.print_timings({"b": [0.001]})
     assert capsys.readouterr().out.splitlines() == [
-        f"Times: {options.TIMING_LEGEND}.", "a: 131 ms [130-133]", "b: 1.00 ms [1.00-1.00]"]
+        f"Times: {options.TIMING_LEGEND}.", "a: 131 ms [130-133]", "b: 1.00 ms"]
 
 
 def test_error_hook_turns_a_recognised_error_into_one_line():
@@ -267,6 +267,7 @@ def test_formatting():
     """Every printed timing is its median, with 3 significant digits in s, ms or µs, and its spread in
     the median's unit."""
     assert report.timing([0.1310, 0.1302, 0.1333]) == "131 ms [130-133]"
+    assert report.timing([3.514]) == "3.51 s"  # one run, such as a first call, has no spread
     assert report.timing([0.0039, 0.0038, 0.0041]) == "3.90 ms [3.80-4.10]"
     assert report.timing([0.00918, 0.00836, 0.01067]) == "9.18 ms [8.36-10.7]"
     assert report.timing([2.1268, 2.1164, 2.3753]) == "2.13 s [2.12-2.38]"

@@ -85,6 +85,7 @@ def two_jobs(x, x_other):
     return [a.dot(a) for _ in range(50) for a in (x, x_other)]
 
 
+# %% tags=["copies"]
 def copy_all(ys, pinned):
     """Queue the copies of the results ys into pinned host buffers."""
     return [y.copyto(p) for p, y in zip(pinned, ys)]

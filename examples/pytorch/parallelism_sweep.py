@@ -85,11 +85,13 @@ def two_jobs(x, streams):
     """Two independent jobs at once, one per CUDA stream."""
     results = []
     for stream in streams:
+        stream.wait_stream(torch.cuda.current_stream())  # x is ready
         with torch.cuda.stream(stream):
             results.append(run(x))
     return results  # kept until the device is synchronized
 
 
+# %% tags=["copies"]
 def copy_all(ys, pinned, stream):
     """Copy the results ys into pinned host buffers on a side stream."""
     with torch.cuda.stream(stream):
