@@ -284,6 +284,29 @@ def test_gelu_times_come_only_from_a_recording_of_the_same_gpu_model(tmp_path):
     assert gelu_times("NVIDIA H200", tmp_path / "nowhere") is None
 
 
+def test_gelu_times_come_from_this_record_steps_run_when_it_ran_hybridize_first(tmp_path, monkeypatch):
+    """A record step that ran pytorch/hybridize before pytorch/hardware (conf/record.py orders them) names
+    its folder in RECORD_RUN_DIR: the roofline reads that run, not the recording of an earlier GPU."""
+    recording = tmp_path / "recordings" / "pytorch" / "hybridize.ipynb"
+    recording.parent.mkdir(parents=True)
+    old = {"devices": "['cuda:0 (NVIDIA H100 80GB HBM3)']", "size": "4000", "t_eager_device": "0.0005",
+           "t_compiled_device": "5e-05"}
+    recording.write_text(json.dumps({"metadata": {"recording": {"glue": old, "recorded_at": "2026-12-04T10:00"}}}))
+    this_step = tmp_path / "run" / "pytorch" / "hybridize.glue.json"
+    this_step.parent.mkdir(parents=True)
+    published = {"devices": "['cuda:0 (NVIDIA H200)']", "size": "4000", "t_eager_device": "0.000357",
+                 "t_compiled_device": "3.4e-05"}
+    this_step.write_text(json.dumps({key: {"data": {"text/plain": value}} for key, value in published.items()}))
+    assert gelu_times("NVIDIA H200", tmp_path / "recordings") is None  # outside a record step: the H100's
+    monkeypatch.setenv("RECORD_RUN_DIR", str(tmp_path / "run"))
+    assert gelu_times("NVIDIA H200", tmp_path / "recordings") == {
+        "size": 4000, "eager": 0.000357, "compiled": 3.4e-05,
+        "source": "pytorch/hybridize, this record step on cuda:0 (NVIDIA H200)"}
+    this_step.unlink()  # a step that did not run hybridize: the recording
+    assert gelu_times("NVIDIA H100 80GB HBM3", tmp_path / "recordings")["source"].startswith(
+        "pytorch/hybridize, recorded 2026-12-04")
+
+
 def recorded():
     """The hardware recording's glued values and its printed lines (it must exist: the page shows it)."""
     if not RECORDING.exists():

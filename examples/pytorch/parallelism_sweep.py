@@ -99,6 +99,16 @@ def copy_all(ys, pinned, stream):
             p.copy_(y, non_blocking=True)
 
 
+# %% tags=["cases"]
+def gpu_cases(x, streams):
+    """What the sweep times at one size on a GPU, the cases in turns."""
+    ys = run(x)  # results to copy, computed once
+    pinned = [torch.empty(y.shape, pin_memory=True) for y in ys]
+    return {"one": lambda: run(x), "two": lambda: two_jobs(x, streams),
+            "copy": lambda: copy_all(ys, pinned, streams[1]),
+            "both": lambda: (run(x), copy_all(ys, pinned, streams[1]))}
+
+
 # %% tags=["sweep"]
 def measure_size(d, n, streams):
     """One row of the table: device d, matrix size n; the cases are timed in turns."""
@@ -106,11 +116,7 @@ def measure_size(d, n, streams):
     if d.type == "cpu":  # each job from its own thread, alone and together
         cases = {"one": {0: lambda: run(x)}, "two": {0: lambda: run(x), 1: lambda: run(x)}}
     else:
-        y = run(x)  # results to copy, computed once
-        pinned = [torch.empty(y_i.shape, pin_memory=True) for y_i in y]
-        cases = {"one": lambda: run(x), "two": lambda: two_jobs(x, streams),
-                 "copy": lambda: copy_all(y, pinned, streams[1]),
-                 "both": lambda: (run(x), copy_all(y, pinned, streams[1]))}
+        cases = gpu_cases(x, streams)
     times = {case: median(samples) for case, samples in helpers.measure(cases, [d]).items()}
     row = {"one": times["one"], "two": times["two"], "copy": times.get("copy"), "both": times.get("both"),
            "overlap_two": overlap([times["one"]] * 2, times["two"])}
