@@ -575,7 +575,7 @@ CHROME = [
     ("nav.bd-docs-nav", "aria-label", {"en": "Main", "tr": "Ana gezinti"}),
     (".example-code button.copybtn", "data-tooltip", {"en": "Copy", "tr": "Kopyala"}),
     (".footer-item .component-author", None,
-     {"en": "By The Automatic Parallelism authors", "tr": "Otomatik Paralellik yazarları tarafından"}),
+     {"en": "By The Automatic Parallelism authors", "tr": "Yazarlar: Otomatik Paralellik yazarları"}),
     ("a.language-switch", "title", {"en": "Read this page in Turkish", "tr": "Bu sayfayı İngilizce oku"}),
     ("h2 > a.headerlink", "title", {"en": "Link to this heading", "tr": "Bu başlığa bağlantı"}),
     ("#jb-print-toc nav", "aria-label", {"en": "Page", "tr": "Sayfa"}),
