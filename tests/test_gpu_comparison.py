@@ -122,7 +122,7 @@ def test_the_note_names_each_run_shown(tables, lang):
     note = tables[lang].select_one("p.gpu-comparison-runs").get_text()
     assert note == {"en": "The run the pages show, then each other GPU model\N{RIGHT SINGLE QUOTATION MARK}s "
                           "newest (UTC):",
-                    "tr": "Sayfaların gösterdiği çalıştırma, ardından öteki her GPU modelinin en yenisi (UTC):"}[lang]
+                    "tr": "Sayfalarda gösterilen çalıştırma ve öteki GPU modellerinin her birindeki en son çalıştırma (UTC):"}[lang]
     threads = {"en": "16 threads", "tr": "16 iş parçacığı"}[lang]
     when = {"en": ["2026-12-06 20:44", "2026-12-21 08:00", "2026-12-20 10:15"],
             "tr": ["6 Aralık 2026 20:44", "21 Aralık 2026 08:00", "20 Aralık 2026 10:15"]}[lang]
