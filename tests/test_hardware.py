@@ -56,7 +56,7 @@ LIMIT = re.compile(r"; limit: (?P<formula>.+?) = (?P<value>[\d.]+) (?P<unit>\S+?
 RECORDING = EXAMPLES / "recordings" / "pytorch" / "hardware.ipynb"
 PAGES = {lang: ROOT / "docs" / lang / "chapter_computational-performance" / "hardware.rst" for lang in ("en", "tr")}
 # Where a measured rate beats a limit, the paragraph that quotes it says why, in these words.
-ABOVE_THE_LIMIT = {"en": "above the memory's limit because", "tr": "belleğin sınırını aştı"}
+ABOVE_THE_LIMIT = {"en": "above the memory's limit because", "tr": "cihaz belleğinin sınırını aştı"}
 
 
 @pytest.fixture(scope="module")
