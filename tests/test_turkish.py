@@ -257,12 +257,17 @@ CLOCK_SPEED = re.compile(r"\bsaat(?:i|in|inin|leri|lerin)?\s+hız\w*"
                          r"|\bhız\w*\s+(?:\w+\s+){0,2}saat(?:ler)?(?:i|in|ı|e)?\b(?!\s+döngü)"
                          r"|\d[\d.,]*\s*[kMG]Hz\w*\s+hız\w*|\bhız\w*\s+(?:\S+\s+){0,2}\d[\d.,]*\s*[kMG]Hz",
                          re.IGNORECASE)
+# A timed case is a "senaryo"; "durum" stays a situation ("bu durumda", "en iyi durum"). A case called
+# "durum": a durum whose time is measured, or that is compared or interleaved.
+DURUM_CASE = re.compile(r"\bdurum(?:un|ların)\s+süre\w*|\b(?:süresi ölçülen|karşılaştırılan)\s+(?:her\s+)?durum\w*"
+                        r"|\bdurum\w*\s+(?:\w+\s+)?(?:dönüşümlü|karşılaştırılırken)", re.IGNORECASE)
 
 
 def other_senses(text: str) -> list[str]:
     """Each glossary term of ``text`` used in the sense that the glossary gives another word."""
     found = [f"{m.group()!r} (efficiency: verimlilik)" for m in VERIM.finditer(text)]
     found += [f"{m.group()!r} (a clock: saat frekansı; hız is a rate)" for m in CLOCK_SPEED.finditer(text)]
+    found += [f"{m.group()!r} (a timed case: senaryo)" for m in DURUM_CASE.finditer(text)]
     for m in ZAMANLA.finditer(text):
         clause = re.split(r"[.;:!?]", text[:m.start()])[-1]
         if not SCHEDULED.search(clause):
@@ -297,9 +302,22 @@ def test_the_sense_check_notices_a_clock_called_a_rate():
     assert not [found for text in fine for found in other_senses(text)]
 
 
+def test_the_sense_check_notices_a_timed_case_called_durum():
+    """A timed case is a "senaryo"; "durum" for a situation passes."""
+    for wrong in ["Her durumun süresini ölçer.", "Süresi ölçülen her durum önce bir kez ölçülmeden çalışır.",
+                  "Durumlar karşılaştırılırken her turda ölçülür.", "karşılaştırılan durumları dönüşümlü ölçün",
+                  "Yavaş olanlar için durumların süresini ayrı çağrılarla ölçer."]:
+        assert other_senses(wrong), f"{wrong!r} passed"
+    fine = ["Bu durumu 50 çarpımla taklit ediyoruz.", "büyük çarpımlar: en iyi durum",
+            "Bu durumda kopyalar bitmemiş sonuçları okur.", "İki durumda da sonuç aynıdır.",
+            "Her senaryonun süresini ölçer.", "karşılaştırılan senaryoları dönüşümlü ölçün"]
+    assert not [found for text in fine for found in other_senses(text)]
+
+
 def test_built_turkish_pages_use_each_term_in_the_glossarys_sense():
     """No page of the built Turkish book, in its prose or in the comments of the code it shows, uses
-    "verim" for efficiency, "zamanlamak" for timing or "hız" for a clock: one term per concept."""
+    "verim" for efficiency, "zamanlamak" for timing, "hız" for a clock or "durum" for a timed case: one term
+    per concept."""
     problems, read = [], 0
     for path in turkish_pages():
         for text in prose(path) + shown_comments(path):
