@@ -250,11 +250,24 @@ SCHEDULED = re.compile(r"\b(iş|işi|işleri|işlem\w*|motor\w*|arka uç\w*|işl
 ZAMANLA = re.compile(r"\bzamanla[a-zçğıöşü]+", re.IGNORECASE)  # not "zamanla" (in time), nor "eşzamanlamak"
 # Efficiency is "verimlilik"; "verim" is d2l-tr's throughput, which the glossary calls "işlem hacmi".
 VERIM = re.compile(r"\bverim(?!li)\w*", re.IGNORECASE)
+# A clock is "saat frekansı"; "hız" is a rate (GB/s, TFLOP/s). A clock called "hız": "saat hızı", "saatin
+# hızı", "en yüksek hızda çalışan saat" (a clock cycle, "saat döngüsü", aside), "1830 MHz hızında",
+# "hızı 1830 MHz".
+CLOCK_SPEED = re.compile(r"\bsaat(?:i|in|inin|leri|lerin)?\s+hız\w*"
+                         r"|\bhız\w*\s+(?:\w+\s+){0,2}saat(?:ler)?(?:i|in|ı|e)?\b(?!\s+döngü)"
+                         r"|\d[\d.,]*\s*[kMG]Hz\w*\s+hız\w*|\bhız\w*\s+(?:\S+\s+){0,2}\d[\d.,]*\s*[kMG]Hz",
+                         re.IGNORECASE)
+# A timed case is a "senaryo"; "durum" stays a situation ("bu durumda", "en iyi durum"). A case called
+# "durum": a durum whose time is measured, or that is compared or interleaved.
+DURUM_CASE = re.compile(r"\bdurum(?:un|ların)\s+süre\w*|\b(?:süresi ölçülen|karşılaştırılan)\s+(?:her\s+)?durum\w*"
+                        r"|\bdurum\w*\s+(?:\w+\s+)?(?:dönüşümlü|karşılaştırılırken)", re.IGNORECASE)
 
 
 def other_senses(text: str) -> list[str]:
     """Each glossary term of ``text`` used in the sense that the glossary gives another word."""
     found = [f"{m.group()!r} (efficiency: verimlilik)" for m in VERIM.finditer(text)]
+    found += [f"{m.group()!r} (a clock: saat frekansı; hız is a rate)" for m in CLOCK_SPEED.finditer(text)]
+    found += [f"{m.group()!r} (a timed case: senaryo)" for m in DURUM_CASE.finditer(text)]
     for m in ZAMANLA.finditer(text):
         clause = re.split(r"[.;:!?]", text[:m.start()])[-1]
         if not SCHEDULED.search(clause):
@@ -274,9 +287,37 @@ def test_the_sense_check_notices_a_term_in_its_other_sense():
     assert not [found for text in fine for found in other_senses(text)]
 
 
+def test_the_sense_check_notices_a_clock_called_a_rate():
+    """A clock is "saat frekansı" in any form; "hız", in the same sentence as a clock, a cycle or a timer's
+    clock, stays a rate."""
+    for wrong in ["akış çoklu işlemcilerinin sayısı ve en yüksek saat hızı", "SM saat hızları aynıdır",
+                  "saatin hızı güç bütçesi için düşebilir", "en yüksek hızda çalışan saat",
+                  "GPU 1830 MHz hızında çalıştı", "Sürücünün bildirdiği hızı 1980 MHz'dir."]:
+        assert other_senses(wrong), f"{wrong!r} passed"
+    fine = ["akış çoklu işlemcilerinin sayısı ve en yüksek saat frekansı", "SM saat frekansları aynıdır",
+            "NVIDIA'nın değerleri 1830 MHz ile hesaplanır.", "Kopyalar 50 GB/s hızla taşıdı.",
+            "ulaşılabilir hız (TFLOP/s)", "aynı hızda her saat döngüsünde iki FLOP",
+            "hızı ana makinenin saatiyle ölçülür", "makinenin hız değişimi hepsini etkiler",
+            "Bellek hızı sınırla orantılıydı: bildirilen saat frekansı ve veri yolu genişliği"]
+    assert not [found for text in fine for found in other_senses(text)]
+
+
+def test_the_sense_check_notices_a_timed_case_called_durum():
+    """A timed case is a "senaryo"; "durum" for a situation passes."""
+    for wrong in ["Her durumun süresini ölçer.", "Süresi ölçülen her durum önce bir kez ölçülmeden çalışır.",
+                  "Durumlar karşılaştırılırken her turda ölçülür.", "karşılaştırılan durumları dönüşümlü ölçün",
+                  "Yavaş olanlar için durumların süresini ayrı çağrılarla ölçer."]:
+        assert other_senses(wrong), f"{wrong!r} passed"
+    fine = ["Bu durumu 50 çarpımla taklit ediyoruz.", "büyük çarpımlar: en iyi durum",
+            "Bu durumda kopyalar bitmemiş sonuçları okur.", "İki durumda da sonuç aynıdır.",
+            "Her senaryonun süresini ölçer.", "karşılaştırılan senaryoları dönüşümlü ölçün"]
+    assert not [found for text in fine for found in other_senses(text)]
+
+
 def test_built_turkish_pages_use_each_term_in_the_glossarys_sense():
     """No page of the built Turkish book, in its prose or in the comments of the code it shows, uses
-    "verim" for efficiency or "zamanlamak" for timing: one term per concept."""
+    "verim" for efficiency, "zamanlamak" for timing, "hız" for a clock or "durum" for a timed case: one term
+    per concept."""
     problems, read = [], 0
     for path in turkish_pages():
         for text in prose(path) + shown_comments(path):
