@@ -122,11 +122,11 @@ def test_run_and_copy_orders_each_copy_after_its_product(auto, helpers, torch, w
 
 def test_pinned_and_pageable_buffers(auto, torch):
     """The pinned buffers are pinned and the pageable ones are not; copies into pinned memory are
-    the fastest of the three cases."""
+    the faster."""
     assert all(p.is_pinned() for p in auto["pinned"])
     assert not any(p.is_pinned() for p in auto["pageable"])
-    fresh, pageable, pinned = (median(s) for s in auto["copies"].values())
-    assert pinned < pageable and pinned < fresh
+    pageable, pinned = (median(s) for s in auto["copies"].values())
+    assert pinned < pageable
 
 
 def test_published_gpu_figures_are_consistent(auto):
