@@ -140,9 +140,10 @@ def test_published_gpu_figures_are_consistent(auto):
         assert 0.2 < values[f"{what}_best_frac"] <= 1.02, values
         assert 0.1 < values[f"{what}_achieved_frac"] <= 1.02, values
     assert values["overlap_side_stream"] > values["overlap_same_stream"]
-    # One thread, yet overlapped: the GPU job was only queued (jobs taking turns give about 0). Above 1
-    # means a solo run was slower than the pair, which a shared CPU allows.
-    assert 0.7 < values["overlap_devices"] <= 1.3, values
+    # One thread, yet overlapped: the GPU job was only queued (jobs taking turns give about 0). The CPU
+    # job's times spread widely on a shared host (its solo median moved 0.19-0.39 s in one H200 run), so O
+    # does too: 0.51 to 1.17 in five runs on an H200 and an H100. Above 1 means a solo run was slower than the pair.
+    assert 0.3 < values["overlap_devices"] <= 1.5, values
 
 
 def test_published_peaks_are_recomputed_from_nvml_and_the_device_properties(auto, torch):
