@@ -116,12 +116,12 @@ TEXTS["en"].update({
     "point_gelu_compiled": "GELU, compiled (1 kernel)",
 })
 TEXTS["tr"].update({
-    "roofline_title": "{device} için tavan çizgisi: ölçülen tavanlar ve bölümün iş yükleri",
+    "roofline_title": "{device} için tavan çizgisi: ölçülen tavanlar ve bölümün işleri",
     "intensity": "aritmetik yoğunluk (cihaz belleğinin baytı başına FLOP)",
     "attainable": "ulaşılabilir hız (TFLOP/s)",
-    "ceiling_memory": "GPU'da kopyalama, {value} GB/s",
-    "ceiling_l2": "L2 önbelleği içinde kopyalama, {value} GB/s",
-    "ceiling_link": "Sabitlenmiş bellekten GPU'ya kopyalama, {value} GB/s",
+    "ceiling_memory": "GPU'da kopya, {value} GB/s",
+    "ceiling_l2": "L2 önbelleği içinde kopya, {value} GB/s",
+    "ceiling_link": "GPU'ya sabitlenmiş bellekten kopya, {value} GB/s",
     "ceiling_compute": "{precision} çarpımları, {value} TFLOP/s",
     "peak_line": "donanımdan hesaplanan tepe değerler (kesikli)",
     "point_product": "{n}×{n} çarpım, fp32",
