@@ -43,9 +43,6 @@ FRAMEWORK_DISTRIBUTIONS = {"pytorch": "torch", "mxnet": "mxnet"}
 UNKNOWN_RUNTIME_S = 60.0
 # How many of the slowest cells the summary of a record step names.
 SLOWEST_CELLS = 8
-# An example that reads another's run runs after it, so that it reads this step's run and not the last
-# recording (of another GPU, perhaps): the hardware roofline draws the hybridize GELU's times.
-RUNS_AFTER = {"pytorch/hardware": "pytorch/hybridize"}
 
 
 def select(examples_dir: Path, patterns: list[str]) -> list[Example]:
@@ -134,23 +131,17 @@ def versions(framework: str) -> dict:
     return found
 
 
-def run_order(examples: list[Example]) -> list[Example]:
-    """The examples by name, each one of RUNS_AFTER just after the example whose run it reads."""
-    return sorted(examples, key=lambda e: (RUNS_AFTER.get(e.ident, e.ident), e.ident in RUNS_AFTER))
-
-
 def execute(examples_dir: Path, examples: list[Example], workdir: Path, started: float) -> Path:
     """Run the Sphinx build that executes the examples; return the folder of executed notebooks.
 
-    The build runs the examples in the order of a plan (conf/record/conf.py), ``run_order``'s, and
-    prints each one's progress, with its previous run time as the estimate. Each example's run can read
-    what the examples before it published in RECORD_RUN_DIR.
+    The build prints each example's progress (conf/record/conf.py) from a plan: the examples in the
+    order Sphinx reads them, with their previous run times as estimates.
     """
     outdir = workdir / "out"
     plan = workdir / "plan.json"
     plan.write_text(json.dumps({
         "started": started,
-        "examples": {e.ident: previous_runtime(e) for e in run_order(examples)},
+        "examples": {e.ident: previous_runtime(e) for e in sorted(examples, key=lambda e: e.ident)},
     }))
     command = [
         sys.executable, "-m", "sphinx", "-b", "dummy", "-q", "-W", "--keep-going",
@@ -159,9 +150,7 @@ def execute(examples_dir: Path, examples: list[Example], workdir: Path, started:
         "-D", f"root_doc={examples[0].ident}",
         str(examples_dir), str(outdir),
     ]
-    # myst-nb writes each executed notebook and what it published into jupyter_execute/ beside outdir
-    environment = dict(os.environ, RECORD_PLAN=str(plan), RECORD_RUN_DIR=str(workdir / "jupyter_execute"))
-    if subprocess.run(command, env=environment).returncode != 0:
+    if subprocess.run(command, env=dict(os.environ, RECORD_PLAN=str(plan))).returncode != 0:
         data_file = outdir / "execution-data.json"
         runs = json.loads(data_file.read_text()) if data_file.exists() else {}
         failed = [doc for doc, run in runs.items() if run and not run.get("succeeded")]

@@ -39,9 +39,8 @@ def compiling_alone() -> Iterator[None]:
         yield
 
 
-# median [min-max], the median with 3 significant digits in s, ms or µs, the spread in its unit; a
-# single run (--repeats 1, a first call) prints no spread (report.timing, tested in test_examples_common)
-TIME = r"(?:\d\.\d\d|\d\d\.\d|\d{3}) (?:s|ms|µs)(?: \[\d+(?:\.\d+)?-\d+(?:\.\d+)?\])?"
+# median [min-max], the median with 3 significant digits in s, ms or µs, the spread in its unit
+TIME = r"(?:\d\.\d\d|\d\d\.\d|\d{3}) (?:s|ms|µs) \[\d+(?:\.\d+)?-\d+(?:\.\d+)?\]"
 UNIT = {"s": 1, "ms": 1e-3, "µs": 1e-6}
 PNG = b"\x89PNG"
 DOCUMENTED = {name: set(keys.published(getattr(keys, constant))) for name, constant in (

@@ -122,11 +122,11 @@ def test_run_and_copy_orders_each_copy_after_its_product(auto, helpers, torch, w
 
 def test_pinned_and_pageable_buffers(auto, torch):
     """The pinned buffers are pinned and the pageable ones are not; copies into pinned memory are
-    the faster."""
+    the fastest of the three cases."""
     assert all(p.is_pinned() for p in auto["pinned"])
     assert not any(p.is_pinned() for p in auto["pageable"])
-    pageable, pinned = (median(s) for s in auto["copies"].values())
-    assert pinned < pageable
+    fresh, pageable, pinned = (median(s) for s in auto["copies"].values())
+    assert pinned < pageable and pinned < fresh
 
 
 def test_published_gpu_figures_are_consistent(auto):
@@ -142,7 +142,8 @@ def test_published_gpu_figures_are_consistent(auto):
     assert values["overlap_side_stream"] > values["overlap_same_stream"]
     # One thread, yet overlapped: the GPU job was only queued (jobs taking turns give about 0). The CPU
     # job's times spread widely on a shared host (its solo median moved 0.19-0.39 s in one H200 run), so O
-    # does too: 0.51 to 1.17 in five runs on an H200 and an H100. Above 1 means a solo run was slower than the pair.
+    # does too: 0.51 to 1.17 in five runs on an H200 and an H100. Above 1 means a solo run was slower than
+    # the pair.
     assert 0.3 < values["overlap_devices"] <= 1.5, values
 
 

@@ -330,16 +330,6 @@ def fake_examples(tmp_path: Path, runtimes: dict[str, float | None]):
     return all_examples(tmp_path)
 
 
-def test_an_example_that_reads_another_run_runs_after_it(tmp_path: Path):
-    """The hardware roofline reads the hybridize run: the record step runs pytorch/hardware after
-    pytorch/hybridize (alphabetically it comes first), the others by name."""
-    record_module = load_record_module()
-    examples = fake_examples(tmp_path, dict.fromkeys(
-        ["pytorch/hardware", "mxnet/hardware", "pytorch/hybridize", "pytorch/parallelism_sweep"], 1.0))
-    assert [e.ident for e in record_module.run_order(examples)] == [
-        "mxnet/hardware", "pytorch/hybridize", "pytorch/hardware", "pytorch/parallelism_sweep"]
-
-
 def test_shards_split_by_previous_run_times(tmp_path: Path):
     """The slowest example goes first, each to the least loaded shard; unrecorded ones count 60 s."""
     record_module = load_record_module()

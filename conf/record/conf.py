@@ -51,8 +51,7 @@ def write_execution_data(app, env):
 
 
 class Progress:
-    """Runs the examples in the plan's order and prints, as each one starts and ends, its name, the
-    time elapsed and an estimate.
+    """Prints, as each example starts and ends, its name, the time elapsed and an estimate.
 
     record.py writes the plan (RECORD_PLAN): when the record step started, and each example's run
     time in its previous recording (null when it has none), which is the estimate.
@@ -66,11 +65,6 @@ class Progress:
     def line(self, docname: str, text: str) -> None:
         position = f"[{list(self.estimates).index(docname) + 1}/{len(self.estimates)}]"
         print(f"{position} {docname}: {text}; {time.time() - self.started:.0f} s elapsed", flush=True)
-
-    def run_in_order(self, app, env, docnames):
-        """Read, and so run, the examples in the plan's order (record.run_order)."""
-        order = list(self.estimates)
-        docnames.sort(key=lambda d: order.index(d) if d in order else len(order))
 
     def start(self, app, docname, source):
         if docname not in self.estimates:
@@ -92,7 +86,6 @@ def setup(app):
     app.connect("env-updated", write_execution_data)
     if os.environ.get("RECORD_PLAN"):
         progress = Progress(json.loads(Path(os.environ["RECORD_PLAN"]).read_text()))
-        app.connect("env-before-read-docs", progress.run_in_order)
         app.connect("source-read", progress.start)
         app.connect("doctree-read", progress.end)
     return {"parallel_read_safe": False}

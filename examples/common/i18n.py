@@ -65,13 +65,12 @@ def number(value: float, lang: str, spec: str = "g") -> str:
 
 
 def localize_axis(axis, lang: str) -> None:
-    """Give a numeric axis (e.g. ``ax.xaxis``) the language's decimal mark (a comma in Turkish), and
-    negative ticks the minus sign (−) that matplotlib's own formatter draws, not a hyphen."""
+    """Give a numeric axis (e.g. ``ax.xaxis``) the language's decimal mark (a comma in Turkish)."""
     if lang != "tr":
         return
     from matplotlib.ticker import FuncFormatter
 
-    axis.set_major_formatter(FuncFormatter(lambda value, _pos: number(value, lang).replace("-", "\N{MINUS SIGN}")))
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: number(value, lang)))
 
 # Texts of further examples follow below.
 TEXTS["en"].update({

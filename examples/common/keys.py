@@ -16,7 +16,7 @@ ASYNC_COMPUTATION = [
 AUTO_PARALLELISM = [
     "mode", "n_gpus", "devices", "products", "cpu_threads", "job_sizes",
     "t_alone_0", "t_alone_1", "t_together", "overlap_devices", "speedup_together",
-    "t_copy_pageable", "t_copy_pinned", "copy_gbps",
+    "t_copy_fresh", "t_copy_pageable", "t_copy_pinned", "copy_gbps",
     "t_run", "t_run_copy_same_stream", "overlap_same_stream",
     "t_run_copy_streams", "overlap_side_stream", "copies_correct", "copies_correct_no_wait",
     "link_peak_gbps", "link_best_gbps", "link_achieved_gbps", "link_best_frac", "link_achieved_frac",

@@ -69,11 +69,9 @@ def duration(seconds: float) -> str:
 
 def timing(samples: Optional[Sequence[float]]) -> str:
     """Format a timing as its median with its spread, in the median's unit, every number with 3
-    significant digits: ``131 ms [130-133]``, ``9.18 ms [8.36-10.7]``; one sample has no spread: ``3.51 s``."""
+    significant digits: ``131 ms [130-133]``, ``9.18 ms [8.36-10.7]``."""
     if not samples:
         return "n/a"
-    if len(samples) == 1:
-        return duration(samples[0])
     mid, (low, high) = median(samples), spread(samples)
     scale = _unit(mid)[0]
     low, high = (f"{t * scale:.{_decimals(t * scale)}f}" for t in (low, high))

@@ -12,17 +12,14 @@ chart: its bandwidth is a slanted ceiling. The points:
   number (GELU_EAGER_BYTES); compiled into one kernel, it reads x and writes
   the result: 8 bytes.
 
-The GELU times come from the hybridize example's run, read by :func:`gelu_times`
-(the same GPU model only): in a record step that ran it first, that run
-(conf/record.py names its folder in RECORD_RUN_DIR), else its recording.
-Measuring them here would compile the function again, seconds of the record
-step for two points.
+The GELU times come from the hybridize example's recording, read by
+:func:`gelu_times` (the same GPU model only): measuring them here would compile
+the function again, seconds of the record step for two points.
 ``roofline_points`` lists every point as ``[key, intensity, TFLOP/s]``, the
 form the script publishes and ``draw_roofline`` draws.
 """
 import ast
 import json
-import os
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -41,26 +38,13 @@ def product_intensity(n: int, bytes_per_number: int = 4) -> float:
     return 2.0 * n / (3 * bytes_per_number)
 
 
-def hybridize_run(recordings: Path = RECORDINGS) -> tuple:
-    """The PyTorch hybridize example's published values (as printed, ``repr`` text) and where they
-    come from: this record step's run of it, if the step ran it already (RECORD_RUN_DIR holds what
-    myst-nb published, ``<example>.glue.json``), else its recording."""
-    run_dir = os.environ.get("RECORD_RUN_DIR")
-    this_step = Path(run_dir) / "pytorch" / "hybridize.glue.json" if run_dir else None
-    if this_step and this_step.exists():
-        glue = json.loads(this_step.read_text())
-        return {key: output["data"]["text/plain"] for key, output in glue.items()}, "this record step"
-    stamp = json.loads((recordings / "pytorch" / "hybridize.ipynb").read_text())["metadata"]["recording"]
-    return stamp["glue"], f"recorded {stamp['recorded_at'][:10]}"
-
-
 def gelu_times(gpu_name: str, recordings: Path = RECORDINGS) -> Optional[dict]:
-    """The eager and compiled GELU's device times from the PyTorch hybridize example's run
-    (:func:`hybridize_run`), if it ran on a GPU of the model ``gpu_name`` (e.g. ``NVIDIA H200``):
-    ``{"size", "eager", "compiled", "source"}``; None without such a run."""
+    """The eager and compiled GELU's device times from the PyTorch hybridize recording, if it ran on a
+    GPU of the model ``gpu_name`` (e.g. ``NVIDIA H200``): ``{"size", "eager", "compiled", "source"}``;
+    None without such a recording."""
     try:
-        published, when = hybridize_run(recordings)
-        glue = {key: ast.literal_eval(value) for key, value in published.items()}
+        stamp = json.loads((recordings / "pytorch" / "hybridize.ipynb").read_text())["metadata"]["recording"]
+        glue = {key: ast.literal_eval(value) for key, value in stamp["glue"].items()}
         devices = glue["devices"]
     except (OSError, ValueError, KeyError, SyntaxError):
         return None
@@ -68,7 +52,7 @@ def gelu_times(gpu_name: str, recordings: Path = RECORDINGS) -> Optional[dict]:
             or None in (glue.get("t_eager_device"), glue.get("t_compiled_device")):
         return None
     return {"size": glue["size"], "eager": glue["t_eager_device"], "compiled": glue["t_compiled_device"],
-            "source": f"pytorch/hybridize, {when} on {devices[0]}"}
+            "source": f"pytorch/hybridize, recorded {stamp['recorded_at'][:10]} on {devices[0]}"}
 
 
 def roofline_points(size: int, t_product: float, gelu: Optional[dict]) -> List[list]:

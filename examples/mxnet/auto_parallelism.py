@@ -100,14 +100,16 @@ ys = run(xs[0])  # 50 results on the GPU to copy
 pageable = [np.empty(y.shape) for y in ys]  # allocated once, on cpu()
 pinned = [np.empty(y.shape, ctx=npx.cpu_pinned()) for y in ys]
 copies = helpers.benchmark({
+    "fresh .copyto(npx.cpu())":  # new arrays, from MXNet's pool
+        lambda: [y.copyto(npx.cpu()) for y in ys],
     "into pageable buffers":
         lambda: [y.copyto(p) for p, y in zip(pageable, ys)],
     "into pinned buffers":
         lambda: [y.copyto(p) for p, y in zip(pinned, ys)],
-}, gpu)
+}, gpu, repeats=2)
 
 # %% tags=["copies-harness"]
-for key, samples in zip(["t_copy_pageable", "t_copy_pinned"], copies.values()):
+for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):
     report.publish_timing(key, samples)
 nbytes = sum(y.size * y.dtype.itemsize for y in ys)
 report.publish("copy_gbps", rate(nbytes, median(copies["into pinned buffers"]), 1e9))

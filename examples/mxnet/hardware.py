@@ -54,7 +54,7 @@ copy = helpers.benchmark({"copy 1 GiB": lambda: big.copyto(out)},
 
 # %% tags=["host-memory-rates"]
 host_gbps = 2 * big.size * 4 / median(*copy.values()) / 1e9
-print(f"host copy: {host_gbps:.1f} GB/s, read + write")
+print(f"host copy: {host_gbps:.1f} GB/s, read + write; limit: none known")
 
 # %% tags=["host-memory-harness"]
 (t_copy,) = copy.values()

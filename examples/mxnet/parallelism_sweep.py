@@ -85,31 +85,21 @@ def two_jobs(x, x_other):
     return [a.dot(a) for _ in range(50) for a in (x, x_other)]
 
 
-# %% tags=["copies"]
 def copy_all(ys, pinned):
     """Queue the copies of the results ys into pinned host buffers."""
     return [y.copyto(p) for p, y in zip(pinned, ys)]
-
-
-# %% tags=["cases"]
-def gpu_cases(x, x_other):
-    """What the sweep times at one size on a GPU, the cases in turns."""
-    ys = run(x)  # results to copy, computed once
-    pinned = [np.empty(y.shape, ctx=npx.cpu_pinned()) for y in ys]
-    return {"one": lambda: run(x), "two": lambda: two_jobs(x, x_other),
-            "copy": lambda: copy_all(ys, pinned),
-            "both": lambda: (run(x), copy_all(ys, pinned))}
 
 
 # %% tags=["sweep"]
 def measure_size(d, n):
     """One row of the table: device d, matrix size n; the cases are timed in turns."""
     x = helpers.rand(n, d)
-    if d in gpus:  # the second job on the same context
-        cases = gpu_cases(x, x)
-    else:  # the second job on a CPU context of its own
-        x_other = x.copyto(helpers.cpu(1))
-        cases = {"one": lambda: run(x), "two": lambda: two_jobs(x, x_other)}
+    x_other = x if d in gpus else x.copyto(helpers.cpu(1))  # a GPU: the same context
+    cases = {"one": lambda: run(x), "two": lambda: two_jobs(x, x_other)}
+    if d in gpus:
+        y = run(x)  # results to copy, computed once
+        pinned = [np.empty(y_i.shape, ctx=npx.cpu_pinned()) for y_i in y]
+        cases.update({"copy": lambda: copy_all(y, pinned), "both": lambda: (run(x), copy_all(y, pinned))})
     times = {case: median(samples) for case, samples in helpers.measure(cases, [d]).items()}
     row = {"one": times["one"], "two": times["two"], "copy": times.get("copy"), "both": times.get("both"),
            "overlap_two": overlap([times["one"]] * 2, times["two"])}

@@ -83,12 +83,12 @@ report.publish_all({"overlap_devices": overlap(alone, both), "speedup_together":
 
 # %% tags=["timeline-devices"]
 def spans_of(lanes):
-    """Run the jobs of ``lanes`` as ``together`` does, once after a warm-up, and return when each ran."""
+    """Run the jobs of ``lanes`` as ``together`` does, once, and return when each ran."""
     timeline = helpers.Timeline(devices)
     wrapped = [timeline.wrap(str(i), devices[i], lambda i=i: run(xs[i])) for i in lanes]
     helpers.measure({"spans": lambda: [y for job in wrapped for y in job()]},
-                    devices, repeats=1, warmup=1)
-    return timeline.spans()[-len(lanes):]  # the timed run's, not the warm-up's
+                    devices, repeats=1, warmup=0)
+    return timeline.spans()
 
 
 def row(lang, i):
@@ -108,14 +108,15 @@ ys = run(xs[0])  # 50 results on the GPU to copy
 pageable = [torch.empty(y.shape) for y in ys]  # allocated once
 pinned = [torch.empty(y.shape, pin_memory=True) for y in ys]  # and pinned
 copies = helpers.benchmark({
+    "fresh .to('cpu')": lambda: [y.to("cpu") for y in ys],
     "into pageable buffers": lambda: [
         p.copy_(y) for p, y in zip(pageable, ys)],
     "into pinned buffers": lambda: [
         p.copy_(y, non_blocking=True) for p, y in zip(pinned, ys)],
-}, gpu)
+}, gpu, repeats=2)
 
 # %% tags=["copies-harness"]
-for key, samples in zip(["t_copy_pageable", "t_copy_pinned"], copies.values()):
+for key, samples in zip(["t_copy_fresh", "t_copy_pageable", "t_copy_pinned"], copies.values()):
     report.publish_timing(key, samples)
 nbytes = sum(y.numel() * y.element_size() for y in ys)
 report.publish("copy_gbps", rate(nbytes, median(copies["into pinned buffers"]), 1e9))

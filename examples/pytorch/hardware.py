@@ -59,7 +59,7 @@ reads = helpers.benchmark({
 # %% tags=["host-memory-rates"]
 host_gbps = 2 * big.numel() * 4 / median(*copy.values()) / 1e9
 t_order, t_random = (median(t) for t in reads.values())
-print(f"host copy: {host_gbps:.1f} GB/s, read + write")
+print(f"host copy: {host_gbps:.1f} GB/s, read + write; limit: none known")
 print(f"at random, a read took {t_random / t_order:.0f} times as long")
 
 # %% tags=["host-memory-harness"]
@@ -162,8 +162,7 @@ gbps = 2 * src.numel() * 4 / median(*memory.values()) / 1e9  # read + write
 l2_gbps = 2 * src_l2.numel() * 4 / median(*cache.values()) / 1e9
 print(f"copy 1 GiB on the GPU: {gbps:.0f} GB/s;",
       helpers.against_limit(gbps, limits["memory_peak_gbps"], "GB/s"))
-print(f"copy {l2 / 2**22:.1f} MiB within the {l2 / 2**20:.0f} MiB L2 cache:",
-      f"{l2_gbps:.0f} GB/s")
+print(f"copy within the L2 cache ({l2 / 2**20:.0f} MiB): {l2_gbps:.0f} GB/s")
 
 # %% tags=["device-memory-harness"]
 (t_memory,), (t_l2,) = memory.values(), cache.values()
@@ -177,7 +176,7 @@ report.publish_all({"memory_copy_gbps": memory_gbps, "memory_peak_gbps": memory_
 del src, dst, src_l2, dst_l2
 
 # %% tags=["link"]
-host = torch.ones(2**26)  # 256 MiB of pageable host memory, written
+host = torch.empty(2**26)  # 256 MiB of pageable host memory
 pinned = torch.empty(2**26, pin_memory=True)  # and of pinned memory
 dev = torch.empty(2**26, device=gpu)
 link = helpers.benchmark({
@@ -188,11 +187,10 @@ link = helpers.benchmark({
 }, gpu)
 
 # %% tags=["link-limit"]
-print(helpers.limit_text(limits["link_peak_gbps"], "GB/s"))
 for label, t in link.items():
     gbps = host.numel() * 4 / median(t) / 1e9
     print(f"{label}: {gbps:.1f} GB/s;",
-          helpers.fraction(gbps, limits["link_peak_gbps"]))
+          helpers.against_limit(gbps, limits["link_peak_gbps"], "GB/s"))
 
 # %% tags=["link-harness"]
 link_peak = limits["link_peak_gbps"][0]

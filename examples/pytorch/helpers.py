@@ -475,23 +475,12 @@ def limits(gpu):
     return {key: (value, formulas[key]) if value else (None, unknown) for key, value in values.items()}
 
 
-def limit_text(limit, unit):
-    """``limit: <formula> = <value> <unit>`` for one of ``limits()`` (the formula alone if it has no value)."""
-    value, formula = limit
-    return f"limit: {formula}" if value is None else f"limit: {formula} = {value:.1f} {unit}"
-
-
-def fraction(measured, limit):
-    """``measured / limit <fraction>`` for one of ``limits()``, or ``no limit known``."""
-    value = limit[0]
-    return "no limit known" if value is None else f"measured / limit {measured / value:.2f}"
-
-
 def against_limit(measured, limit, unit):
     """``limit: <formula> = <value> <unit>, measured / limit <fraction>`` for one of ``limits()``."""
-    if limit[0] is None:
-        return limit_text(limit, unit)
-    return f"{limit_text(limit, unit)}, {fraction(measured, limit)}"
+    value, formula = limit
+    if value is None:
+        return f"limit: {formula}"
+    return f"limit: {formula} = {value:.1f} {unit}, measured / limit {measured / value:.2f}"
 
 
 def tf32(function, *args):

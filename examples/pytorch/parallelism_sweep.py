@@ -85,28 +85,16 @@ def two_jobs(x, streams):
     """Two independent jobs at once, one per CUDA stream."""
     results = []
     for stream in streams:
-        stream.wait_stream(torch.cuda.current_stream())  # x is ready
         with torch.cuda.stream(stream):
             results.append(run(x))
     return results  # kept until the device is synchronized
 
 
-# %% tags=["copies"]
 def copy_all(ys, pinned, stream):
     """Copy the results ys into pinned host buffers on a side stream."""
     with torch.cuda.stream(stream):
         for p, y in zip(pinned, ys):
             p.copy_(y, non_blocking=True)
-
-
-# %% tags=["cases"]
-def gpu_cases(x, streams):
-    """What the sweep times at one size on a GPU, the cases in turns."""
-    ys = run(x)  # results to copy, computed once
-    pinned = [torch.empty(y.shape, pin_memory=True) for y in ys]
-    return {"one": lambda: run(x), "two": lambda: two_jobs(x, streams),
-            "copy": lambda: copy_all(ys, pinned, streams[1]),
-            "both": lambda: (run(x), copy_all(ys, pinned, streams[1]))}
 
 
 # %% tags=["sweep"]
@@ -116,7 +104,11 @@ def measure_size(d, n, streams):
     if d.type == "cpu":  # each job from its own thread, alone and together
         cases = {"one": {0: lambda: run(x)}, "two": {0: lambda: run(x), 1: lambda: run(x)}}
     else:
-        cases = gpu_cases(x, streams)
+        y = run(x)  # results to copy, computed once
+        pinned = [torch.empty(y_i.shape, pin_memory=True) for y_i in y]
+        cases = {"one": lambda: run(x), "two": lambda: two_jobs(x, streams),
+                 "copy": lambda: copy_all(y, pinned, streams[1]),
+                 "both": lambda: (run(x), copy_all(y, pinned, streams[1]))}
     times = {case: median(samples) for case, samples in helpers.measure(cases, [d]).items()}
     row = {"one": times["one"], "two": times["two"], "copy": times.get("copy"), "both": times.get("both"),
            "overlap_two": overlap([times["one"]] * 2, times["two"])}
