@@ -170,13 +170,19 @@ DECIMAL_POINT = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
 VERSION = re.compile(r"\b[A-Za-z][\w-]* \d+(\.\d+)+\S*")
 
 
+# Thousands grouped the Turkish way, from five digits on (17.722): dots, but no decimal point.
+THOUSANDS = re.compile(r"\d{2,3}(\.\d{3})+")
+
+
 def decimal_points(text: str) -> list[str]:
-    return DECIMAL_POINT.findall(VERSION.sub("", text))
+    return [n for n in DECIMAL_POINT.findall(VERSION.sub("", text)) if not THOUSANDS.fullmatch(n)]
 
 
 def test_the_number_check_notices_a_decimal_point():
     assert decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0, python 3.12 · 29.0 s") == ["29.0"]
     assert not decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0+cu128, python 3.12 · 29,0 s")
+    assert not decimal_points("17.722 çağrıdan sonra")  # grouped thousands
+    assert decimal_points("1.234 s; 17.72 s") == ["1.234", "17.72"]  # four digits are never grouped
 
 
 def test_numbers_the_turkish_book_renders_have_a_decimal_comma():
