@@ -1,6 +1,6 @@
 """Citation styles of the Turkish book, as Turkish writes references.
 
-- ``author_year_tr`` (in the text): "Hadjis vd. (2016)", "Paszke ve Gross", for "et al." and "and".
+- ``author_year_tr`` (in the text): "Chen vd. (2015)", "Paszke ve Gross", for "et al." and "and".
 - ``alpha_tr`` (the bibliography): "ve" between the last two authors, no English "In" before a
   proceedings title, and "arXiv ön baskısı" for the "arXiv preprint" that bib entries keep in their
   journal field (the .bib file stays the one both books share).
