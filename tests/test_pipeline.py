@@ -148,7 +148,7 @@ def test_turkish_build_translates_the_stamp(recorded: Path):
     day = datetime.fromisoformat(stamp["recorded_at"])
     months = ["Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran", "Temmuz", "Ağustos", "Eylül", "Ekim",
               "Kasım", "Aralık"]
-    assert f"Kaydedildi: {day.day} {months[day.month - 1]} {day.year} ·" in page.select_one(".recording-stamp").get_text()
+    assert f"Kayıt tarihi: {day.day} {months[day.month - 1]} {day.year} ·" in page.select_one(".recording-stamp").get_text()
     switch = page.select_one("a.language-switch")
     assert switch["href"] == "../en/index.html" and switch.get_text(strip=True) == "English"
 
@@ -280,7 +280,7 @@ def test_execution_times_page_shows_the_record_step_in_both_languages(project: P
               for f in ("pytorch", "mxnet")}
     expected = {
         "en": ("Record step, wall (s)", "{:.1f} (examples: 1)", "."),
-        "tr": ("Kayıt adımının gerçek (duvar saati) süresi (s)", "{:.1f} (örnek sayısı: 1)", ","),
+        "tr": ("Kayıt adımının gerçek süresi (s)", "{:.1f} (örnek sayısı: 1)", ","),
     }
     for language, (header, cell, point) in expected.items():
         built = build(project, language)

@@ -179,8 +179,8 @@ def decimal_points(text: str) -> list[str]:
 
 
 def test_the_number_check_notices_a_decimal_point():
-    assert decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0, python 3.12 · 29.0 s") == ["29.0"]
-    assert not decimal_points("Kaydedildi: 2026-12-04 · torch 2.13.0+cu128, python 3.12 · 29,0 s")
+    assert decimal_points("Kayıt tarihi: 2026-12-04 · torch 2.13.0, python 3.12 · 29.0 s") == ["29.0"]
+    assert not decimal_points("Kayıt tarihi: 2026-12-04 · torch 2.13.0+cu128, python 3.12 · 29,0 s")
     assert not decimal_points("17.722 çağrıdan sonra")  # grouped thousands
     assert decimal_points("1.234 s; 17.72 s") == ["1.234", "17.72"]  # four digits are never grouped
 
