@@ -174,6 +174,10 @@ html: $(SETUP) $(if $(EXECUTE),record)  ## build the English and Turkish books f
 	@echo "The HTML book is in $(HTMLDIR)/: open $(HTMLDIR)/index.html"
 
 pdf: debian-tools $(SETUP)  ## build each book as one PDF into _build/pdf/, then the HTML books, which copy it beside them and link it from the download menu
+	@# The HTML books first: the PDF's page shares their doctrees, and an HTML page whose catalog or
+	@# recording changed would stay stale after the PDF's build had read it again (Sphinx writes an
+	@# HTML page only when it reads the page again or its source is newer than the page).
+	@$(MAKE) --no-print-directory html
 	@for lang in $(LANGUAGES); do \
 	  echo "Building the '$$lang' book's page for the PDF"; \
 	  BOOK_LANGUAGE=$$lang $(BOOK_PYTHON) -m sphinx -b pdfhtml -q -c conf $(SPHINXOPTS) \
