@@ -513,6 +513,16 @@ def test_make_html_needs_nothing_of_the_pdf():
     assert not re.search(r"apt-get|chromium|pdfhtml|print_pdf", result.stdout), result.stdout
 
 
+def test_make_pdf_builds_the_html_books_before_the_pdfs_page():
+    """The PDF's page shares the HTML books' doctrees, so make pdf builds the HTML books first: a page
+    that the PDF's build had read again (its comment catalog or recording changed) would otherwise stay
+    stale in the HTML book, which writes only the pages it reads again or whose source is newer."""
+    result = subprocess.run(["make", "-n", "pdf"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    builders = re.findall(r"-m sphinx -b (html|pdfhtml) ", result.stdout)
+    assert builders == ["html", "pdfhtml", "html"], result.stdout
+
+
 @pytest.mark.parametrize(("head", "error"), [
     ('<meta name="book-pdf" content="a.pdf"><link rel="stylesheet" href="http://127.0.0.1:9/x.css">',
      "loads http://127.0.0.1:9/x.css from outside the book; the PDF is printed offline"),
