@@ -140,7 +140,8 @@ def test_table_shows_every_kept_run_and_its_verdict(lang: str, table: str):
         stamps += runs.stamps
         assert row[0] == label.replace("'", "\N{RIGHT SINGLE QUOTATION MARK}"), (row, value)  # smart quotes: ’
         assert row[1] == str(len(runs.values)) and row[3] == shown(runs.values[-1]), (row, value)
-        span = "—" if len(runs.values) == 1 else f"{shown(min(runs.values))}–{shown(max(runs.values))}"
+        dash = " – " if min(runs.values) < 0 else "–"  # spaced where a minus sign would meet the dash
+        span = "—" if len(runs.values) == 1 else f"{shown(min(runs.values))}{dash}{shown(max(runs.values))}"
         assert row[2] == span, (row, value)
         assert row[4].startswith(VERDICT_WORDS[lang][verdict(value)]), (row, value, runs.values)
         assert "-" not in row[2] + row[3], f"a hyphen-minus in a number, not a minus sign (U+2212): {row}"

@@ -62,7 +62,7 @@ class Reproducibility(SphinxDirective):
             if verdict == NOISY and spread != float("inf"):  # runs reaching 0 or below have no relative spread
                 shown += f" ({self.percent(spread)})"
             low, high = min(kept.values), max(kept.values)
-            span = "—" if len(kept.values) == 1 else f"{self.number(low)}–{self.number(high)}"
+            span = "—" if len(kept.values) == 1 else self.number_range(low, high)
             current = kept.values[-1] if kept.stamps[-1] is recording.stamp else None
             rows.append([label.strip(), str(len(kept.values)), span, self.number(current), shown])
             runs |= {(recorded_when(stamp, self.env.config.language, minute=True), gpu_model(stamp)) for stamp in kept.stamps}
@@ -76,10 +76,16 @@ class Reproducibility(SphinxDirective):
 
     def number(self, value) -> str:
         """The value with 3 significant digits, 2 decimals at most (0.96, 10.7, 123), and a real minus
-        sign (U+2212, so that a range reads −0.06–−0.04); "n/a" for a figure the run did not produce."""
+        sign (U+2212); "n/a" for a figure the run did not produce."""
         if value is None:
             return "n/a"
         return local_number(f"{value:.{ratio_decimals(value)}f}", self.env.config.language).replace("-", "\N{MINUS SIGN}")
+
+    def number_range(self, low: float, high: float) -> str:
+        """``0.96–1.00``; spaced where an end is negative, ``−0.13 – −0.01``, so that the dash does not
+        run into the minus sign."""
+        dash = " – " if min(low, high) < 0 else "–"
+        return f"{self.number(low)}{dash}{self.number(high)}"
 
     def percent(self, change: float) -> str:
         """``8.6 %`` in English; ``%8,6`` in Turkish, whose percent sign comes first (a finite change)."""
