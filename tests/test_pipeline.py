@@ -280,7 +280,7 @@ def test_execution_times_page_shows_the_record_step_in_both_languages(project: P
               for f in ("pytorch", "mxnet")}
     expected = {
         "en": ("Record step, wall (s)", "{:.1f} (examples: 1)", "."),
-        "tr": ("Kayıt adımının toplam süresi (s)", "{:.1f} (örnek sayısı: 1)", ","),
+        "tr": ("Kayıt adımında geçen süre (s)", "{:.1f} (örnek sayısı: 1)", ","),
     }
     for language, (header, cell, point) in expected.items():
         built = build(project, language)
