@@ -94,7 +94,7 @@ def test_one_column_group_per_gpu_model_the_recordings_first(tables, lang):
     assert cells(models) == ["", H100, A100, H200]
     assert [th.get("colspan") for th in models.select("th")] == [None, "3", "3", "3"]
     assert cells(headers) == {"en": ["Figure"] + ["Measured", "Limit", "Of the limit"] * 3,
-                              "tr": ["Değer"] + ["Ölçülen", "Sınır", "Sınıra oranı"] * 3}[lang]
+                              "tr": ["Nicelik"] + ["Ölçülen", "Sınır", "Sınıra oranı"] * 3}[lang]
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
