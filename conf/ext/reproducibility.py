@@ -84,7 +84,7 @@ class Reproducibility(SphinxDirective):
     def number_range(self, low: float, high: float) -> str:
         """``0.96–1.00``; spaced where an end is negative, ``−0.13 – −0.01``, so that the dash does not
         run into the minus sign."""
-        dash = " – " if min(low, high) < 0 else "–"
+        dash = " – " if low < 0 else "–"  # low <= high
         return f"{self.number(low)}{dash}{self.number(high)}"
 
     def percent(self, change: float) -> str:
